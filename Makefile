@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# make                 build build/pmbpf
+# make run             build and run `pmbpf record` on this host (root)
+# make test            unit and integration tests (root)
+# make deps            install build and test dependencies (Debian 12, root)
+# make V=1             show full commands
+# make OUTPUT=dir/     build elsewhere; ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+# make STATIC=1        link statically (for VM guests)
+
+OUTPUT ?= build/
+override OUTPUT := $(abspath $(OUTPUT))/
+
+CROSS_COMPILE ?=
+CC := $(CROSS_COMPILE)gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PKG_CONFIG ?= pkg-config
+PYTHON ?= /usr/bin/python3
+
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+ifeq ($(ARCH),x86_64)
+override ARCH := x86
+endif
+ifeq ($(ARCH),aarch64)
+override ARCH := arm64
+endif
+
+VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(dir $(VMLINUX_H)) -Ibpf
+
+LIBS := -lbpf -lelf -lz
+ifeq ($(STATIC),1)
+LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -static
+endif
+ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath .)/%,%,$(2))";
+endif
+
+BPF_OBJS := pmbpf
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)%.o,$(USER_SRCS))
+SKELS := $(patsubst %,$(OUTPUT)%.skel.h,$(BPF_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)workloads/%,$(WORKLOAD_SRCS))
+
+.DELETE_ON_ERROR:
+.SECONDARY: $(SKELS) $(patsubst %,$(OUTPUT)%.bpf.o,$(BPF_OBJS))
+.PHONY: all clean run test unit integration deps install check-format
+
+all: $(OUTPUT)pmbpf
+
+$(OUTPUT) $(OUTPUT)tests $(OUTPUT)workloads:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)%.bpf.o: bpf/%.bpf.c bpf/pmbpf.h $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -MF $(OUTPUT)$*.bpf.d -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)%.skel.h: $(OUTPUT)%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)%.o: user/%.c $(SKELS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)pmbpf: $(OUTPUT)main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $^ $(ALL_LDFLAGS) $(LIBS) -o $@
+
+$(OUTPUT)tests/%: tests/unit/%.c $(USER_OBJS) | $(OUTPUT)tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP $< $(USER_OBJS) $(ALL_LDFLAGS) $(LIBS) -o $@
+
+$(OUTPUT)workloads/%: tests/workloads/%.c | $(OUTPUT)workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@
+
+run: $(OUTPUT)pmbpf
+	$(OUTPUT)pmbpf record $(ARGS)
+
+unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do $$t; done
+
+test: $(OUTPUT)pmbpf $(UNIT_BINS) $(WORKLOAD_BINS)
+	$(Q)PMBPF=$(OUTPUT)pmbpf PMBPF_BUILD=$(OUTPUT) $(PYTHON) -m pytest -v -p no:cacheprovider tests $(PYTEST_ARGS)
+
+deps:
+	$(Q)./deploy/install-deps.sh
+
+check-format:
+	$(Q)clang-format --dry-run -Werror bpf/*.c bpf/*.h user/*.c user/*.h
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+-include $(wildcard $(OUTPUT)*.d $(OUTPUT)tests/*.d)

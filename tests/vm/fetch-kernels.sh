@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fetches what the VM guests boot from the Debian archive with `apt-get
+# download`: bookworm's 6.1 kernel and the static busybox that runs the guest's
+# /init, for each architecture. Usage:
+#
+#   fetch-kernels.sh [arm64|amd64]...      (default: both)
+#
+# Files land in $PMBPF_VM_CACHE (default $HOME/.cache/pmbpf-vm):
+#   vmlinuz-ARCH   the kernel (arm64: an uncompressed Image; amd64: a bzImage)
+#   busybox-ARCH   busybox from busybox-static
+#   *.version      the package each file came from, e.g. linux-image-6.1.0-56-arm64_6.1.192-2
+# A file whose package has not changed is not fetched again; when apt cannot
+# name or download a package, the copy fetched last is used. The arm64
+# packages need `dpkg --add-architecture arm64` and `apt-get update` first
+# (tests/vm/deps.sh does both).
+set -eu
+
+cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
+mkdir -p "$cache"
+cd "$cache"
+
+# The versioned kernel package that Debian's linux-image-ARCH metapackage
+# currently depends on, e.g. linux-image-6.1.0-56-arm64.
+kernel_pkg() {
+	apt-cache depends "linux-image-$1:$1" 2>/dev/null |
+		sed -n "s/^ *Depends: \(linux-image-6\.1\.[0-9.]*-[0-9]*-$1\)\(:$1\)\{0,1\}\$/\1/p" |
+		head -n 1
+}
+
+candidate() {
+	apt-cache policy "$1:$2" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)' || true
+}
+
+# get PKG ARCH MEMBER OUT: extracts file MEMBER (a path in the package, as
+# ./boot/...) of PKG:ARCH to OUT, unless OUT came from that version already.
+get() {
+	pkg=$1 arch=$2 member=$3 out=$4
+	version=$(candidate "$pkg" "$arch")
+	if [ -z "$version" ]; then
+		if [ -s "$out" ]; then
+			echo "fetch-kernels: apt knows no $pkg:$arch; using cached $out ($(cat "$out.version"))" >&2
+			return 0
+		fi
+		echo "fetch-kernels: apt knows no $pkg:$arch package;" \
+			"run tests/vm/deps.sh (adds the arm64 architecture and runs apt-get update)" >&2
+		return 1
+	fi
+	# Package file names drop the epoch: 1:1.35.0-4 -> 1.35.0-4.
+	id=${pkg}_${version#*:}
+	if [ -s "$out" ] && [ "$(cat "$out.version" 2>/dev/null)" = "$id" ]; then
+		return 0
+	fi
+
+	tmp=$(mktemp -d "$cache/fetch.XXXXXX")
+	# As root, apt would warn that its _apt sandbox user cannot write here.
+	sandbox=
+	[ "$(id -u)" -ne 0 ] || sandbox="-o APT::Sandbox::User=root"
+	echo "fetch-kernels: apt-get download $pkg:$arch=$version" >&2
+	# shellcheck disable=SC2086
+	if ! (cd "$tmp" && apt-get download -q $sandbox "$pkg:$arch=$version" >&2); then
+		rm -rf "$tmp"
+		if [ -s "$out" ]; then
+			echo "fetch-kernels: download failed; using cached $out ($(cat "$out.version"))" >&2
+			return 0
+		fi
+		return 1
+	fi
+	dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$tmp" "$member"
+	# tar kept the package's date; make must see the file as new.
+	touch "$tmp/$member"
+	mv "$tmp/$member" "$out"
+	echo "$id" >"$out.version"
+	rm -rf "$tmp"
+	echo "fetch-kernels: $cache/$out from $id" >&2
+}
+
+fetch() {
+	arch=$1
+	pkg=$(kernel_pkg "$arch")
+	if [ -z "$pkg" ] && [ ! -s "vmlinuz-$arch" ]; then
+		echo "fetch-kernels: apt knows no linux-image-$arch:$arch package;" \
+			"run tests/vm/deps.sh (adds the arm64 architecture and runs apt-get update)" >&2
+		return 1
+	fi
+	if [ -n "$pkg" ]; then
+		get "$pkg" "$arch" "./boot/vmlinuz-${pkg#linux-image-}" "vmlinuz-$arch"
+	fi
+	get busybox-static "$arch" ./bin/busybox "busybox-$arch"
+}
+
+[ $# -gt 0 ] || set -- arm64 amd64
+for arch in "$@"; do
+	case $arch in
+	arm64 | amd64) fetch "$arch" ;;
+	*)
+		echo "fetch-kernels: unknown architecture '$arch' (arm64 or amd64)" >&2
+		exit 2
+		;;
+	esac
+done

@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Checks in the arm64 guest, whose emulated PMUv3 counts for real: cycles
+# always, instructions only under -icount, where every instruction takes 2^N
+# virtual nanoseconds so that busy code has an IPC of exactly 1/2^N. Sourced
+# by /init after lib.sh; ICOUNT is N, or empty without -icount.
+
+LOOP_ITERS=25000000
+LOOP_INSNS=$((LOOP_ITERS * 4))
+BUSY_MS=1500
+# 8 events, one more than the emulated PMU has counters: the kernel rotates
+# them. Raw codes 1-6 open and count nothing, but they take counters.
+MUX_EVENTS=instructions,cycles,r1,r2,r3,r4,r5,r6
+
+if [ -n "$ICOUNT" ]; then
+	EXPECTED_IPC=$(calc "1 / 2 ^ $ICOUNT")
+fi
+
+# --- ground truth from perf_event_open (pmucheck) ------------------------
+
+check_pmu_cycles() {
+	pmucheck stat -e cycles -- loop 1000000 >pmu-cycles.out 2>&1
+	c=$(stat_count pmu-cycles.out cycles)
+	if [ -n "$c" ] && [ "$c" -gt 0 ]; then
+		pass pmu-cycles "cycles=$c for loop 1000000"
+	else
+		fail pmu-cycles "cycles did not count"
+		show pmu-cycles.out
+	fi
+}
+
+check_pmu_loop() {
+	pmucheck stat -e instructions,cycles -- loop $LOOP_ITERS >pmu-loop.out 2>&1
+	pmucheck stat -u -e instructions -- loop $LOOP_ITERS >pmu-loop-user.out 2>&1
+	n=$(stat_count pmu-loop.out instructions)
+	u=$(stat_count pmu-loop-user.out instructions)
+	info pmu-loop-user "expected=$LOOP_INSNS counted_user_only=$u"
+	if [ -n "$n" ] && within_pct "$n" $LOOP_INSNS 1; then
+		pass pmu-loop "expected=$LOOP_INSNS counted=$n ratio=$(calc "$n / $LOOP_INSNS")"
+	else
+		fail pmu-loop "expected=$LOOP_INSNS counted=${n:-none} (tolerance 1%)"
+		show pmu-loop.out
+	fi
+}
+
+check_pmu_ipc() {
+	pmucheck stat -e instructions,cycles -- busy $BUSY_MS >pmu-ipc.out 2>&1
+	i=$(stat_count pmu-ipc.out instructions)
+	c=$(stat_count pmu-ipc.out cycles)
+	if [ -n "$i" ] && [ -n "$c" ] && [ "$c" -gt 0 ] &&
+		within "$(calc "$i / $c")" "$EXPECTED_IPC" 0.01; then
+		pass pmu-ipc "ipc=$(calc "$i / $c") expected=$EXPECTED_IPC instructions=$i cycles=$c"
+	else
+		fail pmu-ipc "instructions=${i:-none} cycles=${c:-none} expected ipc=$EXPECTED_IPC"
+		show pmu-ipc.out
+	fi
+}
+
+check_pmu_multiplex() {
+	pmucheck stat -e $MUX_EVENTS -- loop $LOOP_ITERS >pmu-mux.out 2>&1
+	cov=$(stat_coverage pmu-mux.out instructions)
+	s=$(stat_scaled pmu-mux.out instructions)
+	if [ -n "$cov" ] && [ -n "$s" ] && awk "BEGIN { exit !($cov < 1) }" &&
+		within_pct "$s" $LOOP_INSNS 5; then
+		pass pmu-multiplex "coverage=$cov scaled=$s expected=$LOOP_INSNS"
+	else
+		fail pmu-multiplex "coverage=${cov:-none} scaled=${s:-none} expected=$LOOP_INSNS (coverage < 1, 5%)"
+		show pmu-mux.out
+	fi
+}
+
+# --- pmbpf against that truth ---------------------------------------------
+
+check_pmbpf_events() {
+	events=cycles,instructions,LLC-load-misses,dTLB-load-misses
+	"$PMBPF" record -o json -i 250 -c 2 -e $events >pmbpf-events.out 2>pmbpf-events.err
+	rc=$?
+	want_insns=counting
+	[ -n "$ICOUNT" ] || want_insns=not-supported
+	got="cycles=$(event_state pmbpf-events.out cycles)"
+	got="$got instructions=$(event_state pmbpf-events.out instructions)"
+	got="$got LLC-load-misses=$(event_state pmbpf-events.out LLC-load-misses)"
+	got="$got dTLB-load-misses=$(event_state pmbpf-events.out dTLB-load-misses)"
+	want="cycles=counting instructions=$want_insns LLC-load-misses=not-supported dTLB-load-misses=not-supported"
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
+		pass pmbpf-events "$got"
+	else
+		fail pmbpf-events "exit=$rc got: $got; want: $want"
+		show pmbpf-events.out pmbpf-events.err
+	fi
+}
+
+check_pmbpf_loop() {
+	workload_start pmbpf-loop.wl loop $LOOP_ITERS || { fail pmbpf-loop "loop did not start"; return; }
+	if ! pmbpf_start pmbpf-loop.out -p "$WL_PID" -e instructions,cycles; then
+		fail pmbpf-loop "pmbpf record printed no event line"
+		show pmbpf-loop.out pmbpf-loop.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	n=$(proc_sum pmbpf-loop.out "$WL_PID" instructions)
+	if [ $rc -eq 0 ] && [ -n "$n" ] && within_pct "$n" $LOOP_INSNS 1; then
+		pass pmbpf-loop "expected=$LOOP_INSNS credited=$n ratio=$(calc "$n / $LOOP_INSNS")"
+	else
+		fail pmbpf-loop "exit=$rc expected=$LOOP_INSNS credited=${n:-none} (tolerance 1%)"
+		show pmbpf-loop.wl pmbpf-loop.out pmbpf-loop.out.err
+	fi
+}
+
+check_pmbpf_ipc() {
+	workload_start pmbpf-ipc.wl busy $BUSY_MS || { fail pmbpf-ipc "busy did not start"; return; }
+	if ! pmbpf_start pmbpf-ipc.out -p "$WL_PID" -e cycles,instructions; then
+		fail pmbpf-ipc "pmbpf record printed no event line"
+		show pmbpf-ipc.out pmbpf-ipc.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	ipcs=$(proc_ipc pmbpf-ipc.out "$WL_PID" | grep -v null | tr '\n' ' ')
+	bad=
+	for v in $ipcs; do
+		within "$v" "$EXPECTED_IPC" 0.01 || bad="$bad $v"
+	done
+	if [ $rc -eq 0 ] && [ -n "$ipcs" ] && [ -z "$bad" ]; then
+		pass pmbpf-ipc "expected=$EXPECTED_IPC per-interval ipc: $ipcs"
+	else
+		fail pmbpf-ipc "exit=$rc expected=$EXPECTED_IPC±0.01 per-interval ipc: ${ipcs:-none}"
+		show pmbpf-ipc.out pmbpf-ipc.out.err
+	fi
+}
+
+check_pmbpf_multiplex() {
+	workload_start pmbpf-mux.wl loop $LOOP_ITERS || { fail pmbpf-multiplex "loop did not start"; return; }
+	if ! pmbpf_start pmbpf-mux.out -p "$WL_PID" -e $MUX_EVENTS; then
+		fail pmbpf-multiplex "pmbpf record printed no event line"
+		show pmbpf-mux.out pmbpf-mux.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	n=$(proc_sum pmbpf-mux.out "$WL_PID" instructions)
+	covs=$(proc_field pmbpf-mux.out "$WL_PID" instructions coverage | tr '\n' ' ')
+	partial=
+	for c in $covs; do
+		awk "BEGIN { exit !($c < 1) }" && partial=1
+	done
+	if [ $rc -eq 0 ] && [ -n "$partial" ] && [ -n "$n" ] && within_pct "$n" $LOOP_INSNS 5; then
+		pass pmbpf-multiplex "coverage: $covs scaled=$n expected=$LOOP_INSNS"
+	else
+		fail pmbpf-multiplex "exit=$rc coverage: ${covs:-none} scaled=${n:-none} expected=$LOOP_INSNS (coverage < 1, 5%)"
+		show pmbpf-mux.out pmbpf-mux.out.err
+	fi
+}
+
+check_pmbpf_noicount_ipc() {
+	workload_start pmbpf-noicount.wl busy 1000 || { fail pmbpf-noicount-ipc "busy did not start"; return; }
+	if ! pmbpf_start pmbpf-noicount.out -p "$WL_PID" -e cycles,instructions; then
+		fail pmbpf-noicount-ipc "pmbpf record printed no event line"
+		show pmbpf-noicount.out pmbpf-noicount.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	ipcs=$(proc_ipc pmbpf-noicount.out "$WL_PID" | sort -u | tr '\n' ' ')
+	c=$(proc_sum pmbpf-noicount.out "$WL_PID" cycles)
+	if [ $rc -eq 0 ] && [ "$ipcs" = "null " ] && [ -n "$c" ] && [ "$c" -gt 0 ]; then
+		pass pmbpf-noicount-ipc "ipc null, cycles=$c"
+	else
+		fail pmbpf-noicount-ipc "exit=$rc ipc values: ${ipcs:-none} cycles=${c:-none} (want null, > 0)"
+		show pmbpf-noicount.out pmbpf-noicount.out.err
+	fi
+}
+
+check_pmu_cycles
+expect_enoent pmu-llc-dtlb-enoent LLC-load-misses dTLB-load-misses
+if [ -n "$ICOUNT" ]; then
+	check_pmu_loop
+	check_pmu_ipc
+	check_pmu_multiplex
+else
+	expect_enoent pmu-instructions-need-icount instructions
+fi
+
+if ! have_pmbpf; then
+	skip pmbpf "no pmbpf binary in this guest (run.sh --pmbpf-arm64)"
+else
+	check_pmbpf_events
+	if [ -n "$ICOUNT" ]; then
+		check_pmbpf_loop
+		check_pmbpf_ipc
+		check_pmbpf_multiplex
+	else
+		check_pmbpf_noicount_ipc
+	fi
+fi

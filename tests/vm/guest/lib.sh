@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Helpers for the guest checks (busybox sh; there is no python in the guest).
+#
+# Result lines, one per check, parsed by ../run.sh:
+#   VMTEST PASS name detail
+#   VMTEST FAIL name detail
+#   VMTEST SKIP name reason
+#   VMTEST INFO name detail      (figures worth recording, never a verdict)
+#   VMTEST DONE pass=N fail=N skip=N
+# A failing check prints the output it judged as "  | " lines after it.
+#
+# The host passes settings on the kernel command line:
+#   pmbpf_vm.icount=N   QEMU runs with -icount shift=N (absent: no -icount)
+
+npass=0
+nfail=0
+nskip=0
+
+pass() { npass=$((npass + 1)); echo "VMTEST PASS $*"; }
+skip() { nskip=$((nskip + 1)); echo "VMTEST SKIP $*"; }
+info() { echo "VMTEST INFO $*"; }
+fail() { nfail=$((nfail + 1)); echo "VMTEST FAIL $*"; }
+
+# show FILE...: the evidence for a failure, indented so that it never reads as
+# a result line.
+show() {
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		echo "  | == $f"
+		tail -n 40 "$f" | sed 's/^/  | /'
+	done
+}
+
+cmdline_arg() { tr ' ' '\n' </proc/cmdline | sed -n "s/^pmbpf_vm\.$1=//p"; }
+
+vmtest_begin() {
+	ICOUNT=$(cmdline_arg icount)
+	info boot "uptime_s=$(cut -d' ' -f1 /proc/uptime) kernel=$(uname -r) machine=$(uname -m) icount=${ICOUNT:-off}"
+}
+
+vmtest_end() {
+	info end "uptime_s=$(cut -d' ' -f1 /proc/uptime)"
+	echo "VMTEST DONE pass=$npass fail=$nfail skip=$nskip"
+}
+
+# Arithmetic on decimals (busybox awk; sh has integers only).
+calc() { awk "BEGIN { printf \"%.4f\", $* }"; }
+# within VALUE EXPECTED TOLERANCE: |VALUE - EXPECTED| <= TOLERANCE
+within() { awk -v v="$1" -v e="$2" -v t="$3" 'BEGIN { d = v - e; exit !(d <= t && -d <= t) }'; }
+# within_pct VALUE EXPECTED PERCENT
+within_pct() { awk -v v="$1" -v e="$2" -v p="$3" 'BEGIN { d = v - e; t = e * p / 100; exit !(d <= t && -d <= t) }'; }
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
+wait_for() {
+	tries=$(($1 * 10))
+	shift
+	while ! "$@"; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# --- pmucheck output: "STAT name count enabled running", "OPEN name ok" ---
+
+# stat_count FILE EVENT: the unscaled count, or nothing if it did not open.
+stat_count() { awk -v e="$2" '$1 == "STAT" && $2 == e && $3 ~ /^[0-9]+$/ { print $3; exit }' "$1"; }
+# stat_scaled FILE EVENT: count x enabled / running, as perf stat shows it.
+stat_scaled() { awk -v e="$2" '$1 == "STAT" && $2 == e && $5 > 0 { printf "%.0f", $3 * $4 / $5; exit }' "$1"; }
+# stat_coverage FILE EVENT: running / enabled.
+stat_coverage() { awk -v e="$2" '$1 == "STAT" && $2 == e && $4 > 0 { printf "%.4f", $5 / $4; exit }' "$1"; }
+# open_result FILE EVENT: "ok" or the errno name (ENOENT, ...).
+open_result() { awk -v e="$2" '$1 == "OPEN" && $2 == e { print ($3 == "ok") ? "ok" : $4; exit }' "$1"; }
+
+# expect_enoent NAME EVENT...: each EVENT must fail to open with ENOENT.
+expect_enoent() {
+	name=$1
+	shift
+	pmucheck open "$@" >"$name.out" 2>&1
+	bad=
+	for e in "$@"; do
+		[ "$(open_result "$name.out" "$e")" = ENOENT ] || bad="$bad $e"
+	done
+	if [ -z "$bad" ]; then
+		pass "$name" "ENOENT for $*"
+	else
+		fail "$name" "not ENOENT:$bad"
+		show "$name.out"
+	fi
+}
+
+# --- workloads started with -w: they print "NAME pid=N ..." then wait ---
+
+# workload_start OUT PROGRAM ARGS...: starts PROGRAM -w ARGS in the
+# background with stdout to OUT and sets WL_PID once it is waiting.
+workload_start() {
+	wl_out=$1
+	shift
+	prog=$1
+	shift
+	"$prog" -w "$@" >"$wl_out" 2>&1 &
+	WL_PID=$!
+	wait_for 10 grep -q "pid=$WL_PID" "$wl_out"
+}
+
+# workload_go: lets the waiting workload run and waits for it to exit.
+workload_go() {
+	kill -USR1 "$WL_PID"
+	wait "$WL_PID"
+}
+
+# --- pmbpf JSON Lines ---------------------------------------------------
+#
+# Each process line holds the counts of one interval (session__collect
+# reports what ran since the previous read), so a process's total is the sum
+# over its lines, its exit line included.
+
+PMBPF=/bin/pmbpf
+PMBPF_INTERVAL_MS=250
+
+have_pmbpf() { [ -x "$PMBPF" ]; }
+
+# pmbpf_start OUT ARGS...: runs `pmbpf record -o json -i 250 ARGS` in the
+# background (JSON Lines to OUT, stderr to OUT.err) and returns once it has
+# printed its event lines and one more interval has passed, so that it is
+# counting. Sets PMBPF_PID.
+pmbpf_start() {
+	pm_out=$1
+	shift
+	"$PMBPF" record -o json -i "$PMBPF_INTERVAL_MS" "$@" >"$pm_out" 2>"$pm_out.err" &
+	PMBPF_PID=$!
+	if ! wait_for 60 grep -q '"type": *"event"' "$pm_out"; then
+		kill -INT "$PMBPF_PID" 2>/dev/null
+		wait "$PMBPF_PID"
+		return 1
+	fi
+	sleep 0.5
+}
+
+# pmbpf_stop: lets two more intervals pass (the exit of a workload is
+# reported), stops pmbpf with SIGINT and returns its exit status.
+pmbpf_stop() {
+	sleep 0.6
+	kill -INT "$PMBPF_PID"
+	wait "$PMBPF_PID"
+}
+
+# jl_compact FILE: the JSON Lines without blanks after ':' and ',', so that
+# the patterns below need not allow for them.
+jl_compact() { sed -e 's/": */":/g' -e 's/, *"/,"/g' "$1"; }
+
+# event_state FILE EVENT: state of EVENT from the event lines.
+event_state() {
+	jl_compact "$1" | grep '"type":"event"' | grep "\"name\":\"$2\"" |
+		sed -n 's/.*"state":"\([^"]*\)".*/\1/p' | head -n 1
+}
+
+# proc_lines FILE PID: the process lines of PID.
+proc_lines() { jl_compact "$1" | grep '"type":"process"' | grep -E "\"pid\":$2[,}]"; }
+
+# proc_field FILE PID EVENT FIELD: FIELD (count, raw, coverage) of EVENT in
+# each process line of PID, one per line.
+proc_field() {
+	proc_lines "$1" "$2" |
+		sed -n "s/.*\"$3\":{\([^}]*\)}.*/\1/p" |
+		sed -n "s/.*\"$4\":\([-0-9.eE+]*\).*/\1/p"
+}
+
+# proc_sum FILE PID EVENT: EVENT's count summed over PID's lines.
+proc_sum() { proc_field "$1" "$2" "$3" count | awk '{ s += $1 } END { printf "%.0f", s }'; }
+
+# proc_ipc FILE PID: the ipc field of each line of PID (a number or null).
+proc_ipc() { proc_lines "$1" "$2" | sed -n 's/.*"ipc":\([-0-9.eE+]*\|null\).*/\1/p'; }

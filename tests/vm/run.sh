@@ -1,0 +1,180 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Boots the VM test guests under QEMU (TCG) and reports their checks.
+#
+#   run.sh [-o DIR] [--pmbpf-arm64 FILE] [--pmbpf-x86 FILE] [-t SECONDS] [-k] [SUITE...]
+#
+# SUITE is one of (default: all)
+#   arm64-icount0   arm64 guest, -icount shift=0: exact counts, IPC 1
+#   arm64-icount2   arm64 guest, -icount shift=2: IPC 0.25
+#   arm64-noicount  arm64 guest without -icount: no instructions event
+#   amd64           amd64 guest: another kernel, BTF, no PMU
+# -o DIR    build directory with the guest workloads (DIR/arm64, DIR/amd64;
+#           built with `make -f tests/vm/vm.mk` when missing; default build/vm)
+# --pmbpf-arm64, --pmbpf-x86 FILE
+#           static pmbpf for each guest; without one, its pmbpf checks are
+#           skipped (reported, never passed)
+# -t        time limit per guest in seconds (default 180)
+# -k        keep the console logs of passing guests too
+#
+# Kernels and busybox come from fetch-kernels.sh ($PMBPF_VM_CACHE). Exits 1
+# if any check fails or a guest does not finish.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=build/vm
+pmbpf_arm64=
+pmbpf_x86=
+limit=180
+keep=0
+all_suites="arm64-icount0 arm64-icount2 arm64-noicount amd64"
+
+usage() {
+	sed -n 's/^# \{0,1\}//; 5,21p' "$0" >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) out=$2; shift 2 ;;
+	--pmbpf-arm64) pmbpf_arm64=$2; shift 2 ;;
+	--pmbpf-x86) pmbpf_x86=$2; shift 2 ;;
+	-t) limit=$2; shift 2 ;;
+	-k) keep=1; shift ;;
+	-h | --help) usage ;;
+	-*) echo "run.sh: unknown option $1" >&2; usage ;;
+	*) break ;;
+	esac
+done
+[ $# -gt 0 ] || set -- $all_suites
+for s in "$@"; do
+	case " $all_suites " in
+	*" $s "*) ;;
+	*) echo "run.sh: unknown suite '$s' (one of: $all_suites)" >&2; exit 2 ;;
+	esac
+done
+for f in "$pmbpf_arm64" "$pmbpf_x86"; do
+	if [ -n "$f" ] && [ ! -x "$f" ]; then
+		echo "run.sh: pmbpf binary $f does not exist" >&2
+		exit 2
+	fi
+done
+
+cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
+export PMBPF_VM_CACHE=$cache
+mkdir -p "$out/logs"
+out=$(cd "$out" && pwd)
+
+archs=
+case " $* " in *" arm64-"*) archs="$archs arm64" ;; esac
+case " $* " in *" amd64 "*) archs="$archs amd64" ;; esac
+
+# shellcheck disable=SC2086
+"$here/fetch-kernels.sh" $archs
+make -s -C "$top" -f tests/vm/vm.mk VM_OUT="$out" vm-workloads
+
+for arch in $archs; do
+	pmbpf=$pmbpf_arm64
+	[ "$arch" = arm64 ] || pmbpf=$pmbpf_x86
+	set -- "$@" # keep the suites
+	files=
+	for w in loop busy pagetouch pmucheck; do
+		files="$files $out/$arch/$w"
+	done
+	[ -z "$pmbpf" ] || files="$files $pmbpf:/bin/pmbpf"
+	# shellcheck disable=SC2086
+	"$here/mkinitramfs.sh" -o "$out/$arch.cpio" -b "$cache/busybox-$arch" $files
+done
+
+now() { date +%s.%N; }
+
+failed_suites=
+total_pass=0
+total_fail=0
+total_skip=0
+
+# boot SUITE LOG: runs the guest of SUITE with its console in LOG.
+boot() {
+	case $1 in
+	arm64-*)
+		icount=
+		case $1 in
+		arm64-icount*) icount=${1#arm64-icount} ;;
+		esac
+		set -- qemu-system-aarch64 -M virt -cpu max,pauth=off -smp 1 -m 1G \
+			-nographic -no-reboot \
+			${icount:+-icount shift=$icount} \
+			-kernel "$cache/vmlinuz-arm64" -initrd "$out/arm64.cpio" \
+			-append "console=ttyAMA0 panic=-1 quiet${icount:+ pmbpf_vm.icount=$icount}" \
+			-- "$2"
+		;;
+	amd64)
+		set -- qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 512M \
+			-nographic -no-reboot \
+			-kernel "$cache/vmlinuz-amd64" -initrd "$out/amd64.cpio" \
+			-append "console=ttyS0 panic=-1 quiet" \
+			-- "$2"
+		;;
+	esac
+	# The last argument, after --, is the log; the rest is the command.
+	log=
+	cmd=
+	for a in "$@"; do
+		if [ "$a" = -- ]; then
+			log=next
+			continue
+		fi
+		if [ "$log" = next ]; then
+			log=$a
+			continue
+		fi
+		cmd="$cmd '$a'"
+	done
+	echo "$cmd" | sed 's/^ //' >"$log.cmd"
+	eval "timeout -k 5 $limit $cmd" </dev/null >"$log.raw" 2>&1
+}
+
+for suite in "$@"; do
+	log=$out/logs/$suite.log
+	echo "vmtest: $suite: booting"
+	start=$(now)
+	rc=0
+	boot "$suite" "$log" || rc=$?
+	elapsed=$(awk -v a="$start" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }')
+	tr -d '\r' <"$log.raw" >"$log"
+	rm -f "$log.raw"
+	results=$(sed -n 's/.*\(VMTEST [A-Z]* .*\)/\1/p' "$log")
+	npass=$(echo "$results" | grep -c '^VMTEST PASS ' || true)
+	nfail=$(echo "$results" | grep -c '^VMTEST FAIL ' || true)
+	nskip=$(echo "$results" | grep -c '^VMTEST SKIP ' || true)
+	echo "$results" | sed -n 's/^VMTEST \(PASS\|FAIL\|SKIP\|INFO\) /  \1 /p'
+	problem=
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		problem="did not finish within ${limit} s"
+	elif ! echo "$results" | grep -q '^VMTEST DONE '; then
+		problem="stopped before its checks finished (qemu exit status $rc)"
+	elif [ "$rc" -ne 0 ]; then
+		problem="qemu exit status $rc"
+	elif [ "$npass" -eq 0 ]; then
+		problem="no check passed"
+	fi
+	total_pass=$((total_pass + npass))
+	total_fail=$((total_fail + nfail))
+	total_skip=$((total_skip + nskip))
+	echo "vmtest: $suite: $npass passed, $nfail failed, $nskip skipped in $elapsed s${problem:+; guest $problem}"
+	if [ "$nfail" -gt 0 ] || [ -n "$problem" ]; then
+		failed_suites="$failed_suites $suite"
+		echo "vmtest: $suite: console log kept: $log (command: $log.cmd); its end:"
+		tail -n 40 "$log" | sed 's/^/    /'
+	elif [ "$keep" -eq 0 ]; then
+		rm -f "$log" "$log.cmd"
+	fi
+done
+
+echo "vmtest: $total_pass passed, $total_fail failed, $total_skip skipped"
+if [ -n "$failed_suites" ]; then
+	echo "vmtest: FAILED:$failed_suites"
+	exit 1
+fi

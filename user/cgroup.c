@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cgroup v2 ids to paths. A cgroup's id is its kernfs node id, which is the
+ * inode number of its directory in the cgroup2 mount.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include "cgroup.h"
+
+struct cg_node {
+	__u64 id;
+	char *path;
+};
+
+struct cgroup_cache {
+	char mount[4096];
+	int have_mount;
+	struct cg_node *nodes;
+	size_t nr, cap;
+	__u64 scanned_gen;
+};
+
+int cgroup__find_mount(const char *mountinfo, char *buf, size_t len)
+{
+	char line[8192];
+	FILE *f = fopen(mountinfo, "r");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[4096], *sep;
+
+		/* id parent maj:min root mountpoint opts [optional...] - fstype src opts */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (strlen(mnt) >= len) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		strcpy(buf, mnt);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+__u64 cgroup__id_of(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return 0;
+	}
+	return st.st_ino;
+}
+
+int cgroup__resolve(const char *arg, char *buf, size_t len)
+{
+	char mount[4096];
+	struct statfs sfs;
+	int err;
+
+	err = cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount));
+	if (err) {
+		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
+		return err;
+	}
+	if (arg[0] == '/' && !strncmp(arg, mount, strlen(mount)) &&
+	    (arg[strlen(mount)] == '/' || !arg[strlen(mount)]))
+		err = snprintf(buf, len, "%s", arg);
+	else
+		err = snprintf(buf, len, "%s/%s", mount, arg[0] == '/' ? arg + 1 : arg);
+	if (err < 0 || (size_t)err >= len) {
+		fprintf(stderr, "pmbpf: cgroup path too long: %s\n", arg);
+		return -ENAMETOOLONG;
+	}
+	if (!cgroup__id_of(buf)) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cgroup %s: %s (cgroup v2 is mounted at %s)\n", arg,
+			strerror(-err), mount);
+		return err;
+	}
+	if (statfs(buf, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory\n", buf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct cgroup_cache *cgroup_cache__new(void)
+{
+	struct cgroup_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->have_mount = !cgroup__find_mount("/proc/self/mountinfo", c->mount, sizeof(c->mount));
+	c->scanned_gen = (__u64)-1;
+	return c;
+}
+
+const char *cgroup_cache__mount(struct cgroup_cache *c)
+{
+	return c->have_mount ? c->mount : NULL;
+}
+
+static struct cgroup_cache *scan_target;
+
+static int add_node(struct cgroup_cache *c, __u64 id, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr; i++) {
+		if (c->nodes[i].id != id)
+			continue;
+		if (strcmp(c->nodes[i].path, path)) {
+			char *p = strdup(path);
+
+			if (!p)
+				return -ENOMEM;
+			free(c->nodes[i].path);
+			c->nodes[i].path = p;
+		}
+		return 0;
+	}
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct cg_node *n = realloc(c->nodes, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		c->nodes = n;
+		c->cap = cap;
+	}
+	c->nodes[c->nr].id = id;
+	c->nodes[c->nr].path = strdup(path);
+	if (!c->nodes[c->nr].path)
+		return -ENOMEM;
+	c->nr++;
+	return 0;
+}
+
+static int scan_cb(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+	struct cgroup_cache *c = scan_target;
+	const char *rel;
+
+	if (type != FTW_D)
+		return 0;
+	rel = fpath + strlen(c->mount);
+	if (add_node(c, sb->st_ino, *rel ? rel : "/"))
+		return 1;
+	return 0;
+}
+
+const char *cgroup_cache__path(struct cgroup_cache *c, __u64 id, __u64 gen)
+{
+	size_t i;
+	int pass;
+
+	if (!c->have_mount)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < c->nr; i++)
+			if (c->nodes[i].id == id)
+				return c->nodes[i].path;
+		if (pass || c->scanned_gen == gen)
+			break;
+		c->scanned_gen = gen;
+		scan_target = c;
+		nftw(c->mount, scan_cb, 32, FTW_PHYS | FTW_MOUNT);
+		scan_target = NULL;
+	}
+	return NULL;
+}
+
+void cgroup_cache__free(struct cgroup_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nr; i++)
+		free(c->nodes[i].path);
+	free(c->nodes);
+	free(c);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __PMBPF_CGROUP_H
+#define __PMBPF_CGROUP_H
+
+#include <linux/types.h>
+
+struct cgroup_cache;
+
+/* Find the cgroup2 mount point in mountinfo; returns 0 and fills buf. */
+int cgroup__find_mount(const char *mountinfo, char *buf, size_t len);
+/* The cgroup id (kernfs inode) of a directory; 0 on error with errno set. */
+__u64 cgroup__id_of(const char *path);
+
+/*
+ * Resolve a --cgroup argument (absolute path, or path below the cgroup2
+ * mount) to an absolute cgroup2 directory; prints a one-line error.
+ */
+int cgroup__resolve(const char *arg, char *buf, size_t len);
+
+struct cgroup_cache *cgroup_cache__new(void);
+/*
+ * Path of a cgroup id below the cgroup2 mount ("/" for the root), or NULL
+ * when unknown (for instance removed before it was seen). Rescans the
+ * hierarchy at most once per collection generation for unknown ids.
+ */
+const char *cgroup_cache__path(struct cgroup_cache *c, __u64 id, __u64 gen);
+const char *cgroup_cache__mount(struct cgroup_cache *c);
+void cgroup_cache__free(struct cgroup_cache *c);
+
+#endif

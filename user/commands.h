@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __PMBPF_COMMANDS_H
+#define __PMBPF_COMMANDS_H
+
+#include <signal.h>
+#include <stdbool.h>
+
+#define PMBPF_VERSION "0.1.0"
+
+extern volatile sig_atomic_t exiting;
+
+int cmd_record(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+
+/* SIGINT and SIGTERM set exiting. */
+int signals__setup(void);
+/*
+ * Refuse early, in one line, when the capabilities needed to load BPF and
+ * open per-CPU counters are missing. Returns 0 or -EPERM.
+ */
+int privileges__check(void);
+
+#endif

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
+#include "commands.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+int signals__setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static bool cap_effective(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+int privileges__check(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	bool admin, bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 0; /* cannot tell: let the kernel decide */
+	admin = cap_effective(data, CAP_SYS_ADMIN);
+	bpf = cap_effective(data, CAP_BPF);
+	perfmon = cap_effective(data, CAP_PERFMON);
+	if (admin || (bpf && perfmon))
+		return 0;
+	fprintf(stderr, "pmbpf: missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
+		!bpf && !perfmon ? "ies" : "y", bpf ? "" : "CAP_BPF",
+		!bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
+	return -EPERM;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Renderers of snapshots: aligned table, JSON Lines, CSV. */
+#ifndef __PMBPF_OUTPUT_H
+#define __PMBPF_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "snapshot.h"
+
+enum output_format {
+	OUTPUT_TABLE,
+	OUTPUT_JSON,
+	OUTPUT_CSV,
+};
+
+struct output {
+	enum output_format format;
+	FILE *f;
+	bool header_done;
+};
+
+int output_format__parse(const char *s, enum output_format *fmt);
+/* Describe the session before the first interval (event states). */
+void output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
+		   const char *attach, int nr_cpus);
+void output__snapshot(struct output *o, const struct snapshot *snap);
+/* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */
+const char *fmt_count(char *buf, size_t len, double v);
+
+#endif

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Open addressing with linear probing; deleted slots are reused on rehash. */
+#include <stdlib.h>
+#include <string.h>
+#include "proctable.h"
+
+enum { SLOT_EMPTY, SLOT_USED, SLOT_DELETED };
+
+static size_t key_hash(const struct pmbpf_key *key)
+{
+	__u64 h = ((__u64)key->tgid * 0x9e3779b97f4a7c15ULL) ^ key->cgroup_id;
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return (size_t)h;
+}
+
+static bool key_eq(const struct pmbpf_key *a, const struct pmbpf_key *b)
+{
+	return a->tgid == b->tgid && a->cgroup_id == b->cgroup_id;
+}
+
+static struct proc_entry *probe(struct proc_entry *slots, size_t cap, const struct pmbpf_key *key,
+				bool for_insert)
+{
+	size_t i = key_hash(key) & (cap - 1), n;
+	struct proc_entry *first_free = NULL;
+
+	for (n = 0; n < cap; n++, i = (i + 1) & (cap - 1)) {
+		struct proc_entry *e = &slots[i];
+
+		if (e->state == SLOT_EMPTY)
+			return for_insert ? (first_free ? first_free : e) : NULL;
+		if (e->state == SLOT_DELETED) {
+			if (!first_free)
+				first_free = e;
+			continue;
+		}
+		if (key_eq(&e->key, key))
+			return e;
+	}
+	return for_insert ? first_free : NULL;
+}
+
+static int grow(struct proctable *t)
+{
+	size_t cap = t->cap ? t->cap : 1024, i;
+	struct proc_entry *slots;
+
+	if (t->used * 2 >= cap)
+		cap *= 2;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (i = 0; i < t->cap; i++) {
+		if (t->slots[i].state != SLOT_USED)
+			continue;
+		*probe(slots, cap, &t->slots[i].key, true) = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	t->deleted = 0;
+	return 0;
+}
+
+struct proc_entry *proctable__find(struct proctable *t, const struct pmbpf_key *key)
+{
+	if (!t->cap)
+		return NULL;
+	return probe(t->slots, t->cap, key, false);
+}
+
+struct proc_entry *proctable__get(struct proctable *t, const struct pmbpf_key *key)
+{
+	struct proc_entry *e = proctable__find(t, key);
+
+	if (e)
+		return e;
+	if ((t->used + t->deleted + 1) * 10 > t->cap * 7 && grow(t))
+		return NULL;
+	e = probe(t->slots, t->cap, key, true);
+	if (e->state == SLOT_DELETED)
+		t->deleted--;
+	memset(e, 0, sizeof(*e));
+	e->key = *key;
+	e->state = SLOT_USED;
+	t->used++;
+	return e;
+}
+
+void proctable__remove(struct proctable *t, struct proc_entry *e)
+{
+	e->state = SLOT_DELETED;
+	t->used--;
+	t->deleted++;
+}
+
+struct proc_entry *proctable__next(struct proctable *t, struct proc_entry *prev)
+{
+	size_t i = prev ? (size_t)(prev - t->slots) + 1 : 0;
+
+	for (; i < t->cap; i++)
+		if (t->slots[i].state == SLOT_USED)
+			return &t->slots[i];
+	return NULL;
+}
+
+void proctable__free(struct proctable *t)
+{
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}

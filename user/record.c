@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pmbpf record: one row per process that ran, every interval. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "cgroup.h"
+#include "commands.h"
+#include "output.h"
+#include "session.h"
+#include "util.h"
+
+static const char usage[] =
+	"Usage: pmbpf record [OPTIONS]\n"
+	"Print per-process counts, IPC and miss rates every interval.\n"
+	"\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
+	"  -d, --duration TIME   stop after this long\n"
+	"  -c, --count N         stop after N intervals\n"
+	"  -p, --pid PID         only this process (filtered in the kernel)\n"
+	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
+	"  -o, --output FORMAT   table (default), json (JSON Lines) or csv\n"
+	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
+	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
+	"  -v, --verbose         libbpf debug output\n"
+	"  -h, --help            this help\n"
+	"\n"
+	"Event names: pmbpf list.\n";
+
+static const struct option long_opts[] = {
+	{ "events", required_argument, NULL, 'e' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+struct record_opts {
+	struct session_opts s;
+	__u64 interval_ns;
+	__u64 duration_ns;
+	unsigned long long count;
+	enum output_format format;
+	char cgroup_path[4096];
+};
+
+static int parse_events(const char *list, struct session_opts *s)
+{
+	const char *bad;
+	int n, bad_len;
+
+	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	if (n >= 0) {
+		s->nr_events = n;
+		return 0;
+	}
+	if (n == -E2BIG)
+		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
+	else if (n == -EEXIST)
+		fprintf(stderr, "pmbpf: event '%.*s' given twice\n", bad_len, bad);
+	else if (!bad_len)
+		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
+	else {
+		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
+		events__print_names(stderr);
+	}
+	return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	unsigned long long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:m:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (parse_events(optarg, &o->s))
+				return -EINVAL;
+			break;
+		case 'i':
+			if (duration__parse(optarg, &o->interval_ns) ||
+			    o->interval_ns < 10000000ULL) {
+				fprintf(stderr,
+					"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), at least 10ms\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (duration__parse(optarg, &o->duration_ns)) {
+				fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'c':
+			if (uint__parse(optarg, 1, ULLONG_MAX, &o->count)) {
+				fprintf(stderr, "pmbpf: invalid count '%s': give a positive integer\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'p':
+			if (uint__parse(optarg, 1, INT_MAX, &v)) {
+				fprintf(stderr, "pmbpf: invalid PID '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->s.pid = (pid_t)v;
+			break;
+		case 'G':
+			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
+				return -EINVAL;
+			o->s.cgroup = o->cgroup_path;
+			break;
+		case 'o':
+			if (output_format__parse(optarg, &o->format)) {
+				fprintf(stderr, "pmbpf: unknown output format '%s': use table, json or csv\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'm':
+			if (uint__parse(optarg, 16, 1U << 22, &v)) {
+				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->s.max_procs = (__u32)v;
+			break;
+		case 'R':
+			o->s.force_raw_tp = true;
+			break;
+		case 'v':
+			o->s.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "pmbpf: try 'pmbpf record --help'\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf record --help'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Common checks of a session's targets, before anything is loaded. */
+static int targets__check(const struct session_opts *s)
+{
+	if (s->pid && kill(s->pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "pmbpf: no process with PID %d\n", s->pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	return !(kill(pid, 0) && errno == ESRCH);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = { .interval_ns = 1000000000ULL, .format = OUTPUT_TABLE };
+	struct output out = { .f = stdout };
+	struct snapshot snap = {};
+	struct session *s = NULL;
+	struct timespec next;
+	const struct event_info *ev;
+	__u64 start, n = 0;
+	int err, nr;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	if (!o.s.nr_events && parse_events(DEFAULT_EVENTS, &o.s))
+		return 2;
+	out.format = o.format;
+	if (targets__check(&o.s))
+		return 1;
+	if (privileges__check())
+		return 1;
+	if (signals__setup())
+		return 1;
+
+	err = session__open(&s, &o.s);
+	if (err)
+		return 1;
+	ev = session__events(s, &nr);
+	output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
+		      (int)sysconf(_SC_NPROCESSORS_ONLN));
+
+	start = now_ns(CLOCK_MONOTONIC);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	while (!exiting) {
+		__u64 t;
+
+		t = (__u64)next.tv_sec * 1000000000ULL + next.tv_nsec + o.interval_ns;
+		if (o.duration_ns && t > start + o.duration_ns)
+			t = start + o.duration_ns;
+		next.tv_sec = t / 1000000000ULL;
+		next.tv_nsec = t % 1000000000ULL;
+		while (!exiting && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		err = session__collect(s, &snap);
+		if (err)
+			break;
+		snapshot__sort_cpu(&snap);
+		output__snapshot(&out, &snap);
+		n++;
+		if (o.count && n >= o.count)
+			break;
+		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
+			break;
+		if (o.s.pid && !pid_alive(o.s.pid)) {
+			/* One more read so that its exit record is shown. */
+			err = session__collect(s, &snap);
+			if (!err && snap.nr_rows) {
+				snapshot__sort_cpu(&snap);
+				output__snapshot(&out, &snap);
+			}
+			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);
+			break;
+		}
+	}
+	snapshot__free(&snap);
+	session__close(s);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Collection: open the counters per CPU, load and attach the BPF programs,
+ * and turn the kernel's cumulative per-process counts into interval rows.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "pmbpf.skel.h"
+#include "cgroup.h"
+#include "proctable.h"
+#include "session.h"
+#include "util.h"
+
+#define GRAVE_GENS 5 /* reads during which an exited process is remembered */
+#define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
+
+struct grave {
+	struct pmbpf_key key;
+	__u64 start_ns;
+	__u64 gen;
+	struct pmbpf_counts cum; /* last cumulative counts seen (limbo) */
+};
+
+struct session {
+	struct pmbpf_bpf *skel;
+	struct bpf_link *links[2];
+	int nr_cpus; /* possible CPUs: per-CPU map layout */
+	bool *online;
+	int nr_online;
+	struct event_info ev[PMBPF_MAX_EVENTS];
+	int nr_events;
+	int nr_slots;
+	int slot_event[PMBPF_MAX_EVENTS];
+	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
+	struct pmbpf_reading *sys_last; /* same layout */
+	struct ring_buffer *rb;
+	struct proctable table;
+	struct cgroup_cache *cg;
+	__u64 gen;
+	__u64 last_mono;
+	bool tp_btf;
+	__u32 max_procs;
+	/* batch read buffers */
+	struct pmbpf_key *keys;
+	char *vals;
+	__u32 chunk;
+	size_t stride;
+	/* exit records drained in this collection */
+	struct pmbpf_exit *exits;
+	size_t nr_exits, cap_exits;
+	struct grave *graves;
+	size_t nr_graves, cap_graves;
+	__u64 vanished;
+	int cgroup_fd;
+	struct snapshot *cur; /* the snapshot being filled */
+};
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int quiet_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+static int open_events(struct session *s, const struct session_opts *o)
+{
+	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
+	int i, cpu;
+
+	s->fds = malloc(sizeof(*s->fds) * n);
+	s->sys_last = calloc(n, sizeof(*s->sys_last));
+	if (!s->fds || !s->sys_last)
+		return -ENOMEM;
+	for (i = 0; i < (int)n; i++)
+		s->fds[i] = -1;
+
+	for (i = 0; i < o->nr_events; i++) {
+		struct event_info *ev = &s->ev[i];
+		int slot = s->nr_slots, err = 0;
+
+		ev->spec = o->events[i];
+		ev->slot = -1;
+		for (cpu = 0; cpu < s->nr_cpus && !err; cpu++) {
+			struct perf_event_attr attr = {
+				.size = sizeof(attr),
+				.type = ev->spec.type,
+				.config = ev->spec.config,
+				.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
+					       PERF_FORMAT_TOTAL_TIME_RUNNING,
+			};
+			long fd;
+
+			if (!s->online[cpu])
+				continue;
+			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (fd < 0) {
+				err = errno;
+				break;
+			}
+			s->fds[slot * s->nr_cpus + cpu] = (int)fd;
+		}
+		ev->err = err;
+		ev->state = event_state__from_errno(err);
+		if (err) {
+			for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+				int *fd = &s->fds[slot * s->nr_cpus + cpu];
+
+				if (*fd >= 0)
+					close(*fd);
+				*fd = -1;
+			}
+			if (ev->state == EVENT_ERROR) {
+				fprintf(stderr, "pmbpf: cannot open event %s: %s\n", ev->spec.name,
+					strerror(err));
+				return -err;
+			}
+			continue;
+		}
+		ev->slot = slot;
+		s->slot_event[slot] = i;
+		s->nr_slots++;
+	}
+	s->nr_events = o->nr_events;
+	return 0;
+}
+
+static bool have_tp_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+static int load(struct session *s, const struct session_opts *o, bool tp_btf)
+{
+	struct pmbpf_bpf *skel;
+	int err;
+
+	skel = pmbpf_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	skel->rodata->nr_cpus = s->nr_cpus;
+	skel->rodata->nr_events = s->nr_slots;
+	skel->rodata->filter_tgid = o->pid;
+	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
+	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
+	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
+	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+
+	err = pmbpf_bpf__load(skel);
+	if (err) {
+		pmbpf_bpf__destroy(skel);
+		return err;
+	}
+	s->skel = skel;
+	s->tp_btf = tp_btf;
+	return 0;
+}
+
+static int fill_maps(struct session *s, const struct session_opts *o)
+{
+	int fd = bpf_map__fd(s->skel->maps.events), slot, cpu, err;
+	struct pmbpf_key key = { .tgid = PMBPF_OVERFLOW_TGID };
+	void *zeros;
+
+	for (slot = 0; slot < s->nr_slots; slot++) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			__u32 idx = slot * s->nr_cpus + cpu;
+			int efd = s->fds[idx];
+
+			if (efd < 0)
+				continue;
+			if (bpf_map_update_elem(fd, &idx, &efd, BPF_ANY)) {
+				err = -errno;
+				fprintf(stderr, "pmbpf: cannot store counter fd: %s\n",
+					strerror(-err));
+				return err;
+			}
+		}
+	}
+
+	zeros = calloc(s->nr_cpus, s->stride);
+	if (!zeros)
+		return -ENOMEM;
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &key, zeros, BPF_NOEXIST);
+	free(zeros);
+	if (err) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot create the overflow entry: %s\n", strerror(-err));
+		return err;
+	}
+
+	if (o->cgroup) {
+		__u32 zero = 0;
+
+		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (s->cgroup_fd < 0) {
+			err = -errno;
+			fprintf(stderr, "pmbpf: cannot open cgroup %s: %s\n", o->cgroup,
+				strerror(-err));
+			return err;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero,
+					&s->cgroup_fd, BPF_ANY)) {
+			err = -errno;
+			fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory: %s\n", o->cgroup,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int attach(struct session *s)
+{
+	struct bpf_program *progs[2];
+	int i, err;
+
+	progs[0] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	progs[1] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
+	for (i = 0; i < 2; i++) {
+		s->links[i] = bpf_program__attach(progs[i]);
+		if (!s->links[i]) {
+			err = -errno;
+			fprintf(stderr, "pmbpf: cannot attach %s: %s\n", bpf_program__name(progs[i]),
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int flush_cpus(struct session *s)
+{
+	int fd = bpf_program__fd(s->skel->progs.flush), cpu, err;
+
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+
+		if (!s->online[cpu])
+			continue;
+		err = bpf_prog_test_run_opts(fd, &opts);
+		if (err && errno != ENXIO && errno != ENODEV) {
+			err = -errno;
+			fprintf(stderr, "pmbpf: cannot flush CPU %d: %s\n", cpu, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Read every counter fd: the system-wide delta since the previous read. */
+static void read_system(struct session *s, struct snapshot *snap)
+{
+	int slot, cpu;
+
+	for (slot = 0; slot < s->nr_slots; slot++) {
+		int ev = s->slot_event[slot];
+
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			int i = slot * s->nr_cpus + cpu;
+			__u64 buf[3];
+
+			if (s->fds[i] < 0 || read(s->fds[i], buf, sizeof(buf)) != sizeof(buf))
+				continue;
+			if (snap) {
+				snap->system[ev].value += buf[0] - s->sys_last[i].value;
+				snap->system[ev].enabled += buf[1] - s->sys_last[i].enabled;
+				snap->system[ev].running += buf[2] - s->sys_last[i].running;
+			}
+			s->sys_last[i].value = buf[0];
+			s->sys_last[i].enabled = buf[1];
+			s->sys_last[i].running = buf[2];
+		}
+	}
+}
+
+static int on_exit_record(void *ctx, void *data, size_t len)
+{
+	struct session *s = ctx;
+
+	if (len < sizeof(struct pmbpf_exit))
+		return 0;
+	if (s->nr_exits == s->cap_exits) {
+		size_t cap = s->cap_exits ? s->cap_exits * 2 : 256;
+		struct pmbpf_exit *e = realloc(s->exits, cap * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		s->exits = e;
+		s->cap_exits = cap;
+	}
+	memcpy(&s->exits[s->nr_exits++], data, sizeof(struct pmbpf_exit));
+	return 0;
+}
+
+int session__open(struct session **sp, const struct session_opts *o)
+{
+	struct session *s;
+	int err, cpu;
+
+	libbpf_set_print(o->verbose ? libbpf_print_fn : quiet_print_fn);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cgroup_fd = -1;
+	s->max_procs = o->max_procs ? o->max_procs : 10240;
+	s->nr_cpus = libbpf_num_possible_cpus();
+	if (s->nr_cpus <= 0) {
+		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
+		fprintf(stderr, "pmbpf: cannot count CPUs: %s\n", strerror(-err));
+		goto fail;
+	}
+	s->online = calloc(s->nr_cpus, sizeof(*s->online));
+	if (!s->online) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = cpus__online(s->online, s->nr_cpus);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot read online CPUs: %s\n", strerror(-err));
+		goto fail;
+	}
+	for (cpu = 0; cpu < s->nr_cpus; cpu++)
+		s->nr_online += s->online[cpu];
+	s->stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
+
+	err = open_events(s, o);
+	if (err)
+		goto fail;
+
+	if (!o->force_raw_tp && have_tp_btf()) {
+		err = load(s, o, true);
+		if (err)
+			fprintf(stderr, "pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
+				strerror(-err));
+	}
+	if (!s->skel) {
+		err = load(s, o, false);
+		if (err) {
+			fprintf(stderr,
+				"pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+				strerror(-err));
+			goto fail;
+		}
+	}
+
+	err = fill_maps(s, o);
+	if (err)
+		goto fail;
+
+	s->chunk = 256;
+	s->keys = malloc(sizeof(*s->keys) * s->chunk);
+	s->vals = malloc(s->stride * s->nr_cpus * s->chunk);
+	s->cg = cgroup_cache__new();
+	if (!s->keys || !s->vals || !s->cg) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.exits), on_exit_record, s, NULL);
+	if (!s->rb) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot open ring buffer: %s\n", strerror(-err));
+		goto fail;
+	}
+
+	err = attach(s);
+	if (err)
+		goto fail;
+	/* The first flush sets every CPU's starting point. */
+	err = flush_cpus(s);
+	if (err)
+		goto fail;
+	read_system(s, NULL);
+	s->last_mono = now_ns(CLOCK_MONOTONIC);
+	*sp = s;
+	return 0;
+fail:
+	session__close(s);
+	return err;
+}
+
+static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
+		       const struct pmbpf_counts *b)
+{
+	int i;
+
+	d->oncpu_ns = a->oncpu_ns - b->oncpu_ns;
+	d->nvcsw = a->nvcsw - b->nvcsw;
+	d->nivcsw = a->nivcsw - b->nivcsw;
+	d->folded = a->folded - b->folded;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		d->ev[i].value = a->ev[i].value - b->ev[i].value;
+		d->ev[i].enabled = a->ev[i].enabled - b->ev[i].enabled;
+		d->ev[i].running = a->ev[i].running - b->ev[i].running;
+	}
+}
+
+static bool counts_zero(const struct pmbpf_counts *d)
+{
+	int i;
+
+	if (d->oncpu_ns || d->nvcsw || d->nivcsw || d->folded)
+		return false;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
+		if (d->ev[i].value || d->ev[i].enabled)
+			return false;
+	return true;
+}
+
+static void counts_sum_cpus(struct session *s, const char *vals, struct pmbpf_counts *sum)
+{
+	int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		const struct pmbpf_counts *c = (const void *)(vals + cpu * s->stride);
+
+		sum->oncpu_ns += c->oncpu_ns;
+		sum->nvcsw += c->nvcsw;
+		sum->nivcsw += c->nivcsw;
+		sum->folded += c->folded;
+		sum->flags |= c->flags;
+		if (c->start_ns)
+			sum->start_ns = c->start_ns;
+		if (c->comm_ns >= sum->comm_ns && c->comm[0]) {
+			sum->comm_ns = c->comm_ns;
+			memcpy(sum->comm, c->comm, sizeof(sum->comm));
+		}
+		for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+			sum->ev[i].value += c->ev[i].value;
+			sum->ev[i].enabled += c->ev[i].enabled;
+			sum->ev[i].running += c->ev[i].running;
+		}
+	}
+}
+
+static void grave_add(struct session *s, const struct pmbpf_key *key,
+		      const struct pmbpf_counts *cum)
+{
+	struct grave *g;
+
+	if (s->nr_graves == s->cap_graves) {
+		size_t cap = s->cap_graves ? s->cap_graves * 2 : 64;
+
+		g = realloc(s->graves, cap * sizeof(*g));
+		if (!g)
+			return;
+		s->graves = g;
+		s->cap_graves = cap;
+	}
+	g = &s->graves[s->nr_graves++];
+	g->key = *key;
+	g->start_ns = cum->start_ns;
+	g->gen = s->gen;
+	g->cum = *cum;
+}
+
+static struct grave *grave_find(struct session *s, const struct pmbpf_key *key, __u64 start_ns)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_graves; i++)
+		if (s->graves[i].key.tgid == key->tgid &&
+		    s->graves[i].key.cgroup_id == key->cgroup_id &&
+		    s->graves[i].start_ns == start_ns)
+			return &s->graves[i];
+	return NULL;
+}
+
+static void graves_expire(struct session *s)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < s->nr_graves; i++)
+		if (s->graves[i].gen + GRAVE_GENS > s->gen)
+			s->graves[j++] = s->graves[i];
+	s->nr_graves = j;
+}
+
+static int add_row(struct session *s, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
+		   const struct pmbpf_counts *d, bool exited)
+{
+	struct snapshot *snap = s->cur;
+	struct proc_row *row = snapshot__add_row(snap);
+	int i;
+
+	if (!row)
+		return -ENOMEM;
+	row->pid = key->tgid;
+	row->cgroup_id = key->cgroup_id;
+	row->cgroup = key->cgroup_id ? cgroup_cache__path(s->cg, key->cgroup_id, s->gen) : NULL;
+	row->exited = exited;
+	row->overflow = key->tgid == PMBPF_OVERFLOW_TGID;
+	row->start_ns = cum->start_ns;
+	if (row->overflow)
+		snprintf(row->comm, sizeof(row->comm), "[overflow]");
+	else if (key->tgid == 0)
+		snprintf(row->comm, sizeof(row->comm), "[idle]");
+	else
+		memcpy(row->comm, cum->comm, sizeof(row->comm));
+	row->oncpu_ns = d->oncpu_ns;
+	row->nvcsw = d->nvcsw;
+	row->nivcsw = d->nivcsw;
+	row->folded = d->folded;
+	for (i = 0; i < s->nr_events; i++) {
+		int slot = s->ev[i].slot;
+
+		if (slot >= 0)
+			row->ev[i] = d->ev[slot];
+	}
+	return 0;
+}
+
+static void row_merge(struct session *s, struct proc_row *row, const struct pmbpf_counts *d)
+{
+	int i;
+
+	row->oncpu_ns += d->oncpu_ns;
+	row->nvcsw += d->nvcsw;
+	row->nivcsw += d->nivcsw;
+	for (i = 0; i < s->nr_events; i++) {
+		int slot = s->ev[i].slot;
+
+		if (slot < 0)
+			continue;
+		row->ev[i].value += d->ev[slot].value;
+		row->ev[i].enabled += d->ev[slot].enabled;
+		row->ev[i].running += d->ev[slot].running;
+	}
+	row->exited = true;
+}
+
+/* One entry of the counts map, summed over CPUs. */
+static int on_entry(struct session *s, const struct pmbpf_key *key, const char *vals)
+{
+	struct pmbpf_counts cur, d;
+	const struct pmbpf_counts *prev;
+	struct proc_entry *e;
+	struct grave *g;
+	bool dead;
+
+	counts_sum_cpus(s, vals, &cur);
+	e = proctable__get(&s->table, key);
+	if (!e)
+		return -ENOMEM;
+	if (e->gen && e->cum.start_ns != cur.start_ns) {
+		/* PID reused before the old process's exit record was read. */
+		grave_add(s, key, &e->cum);
+		memset(&e->cum, 0, sizeof(e->cum));
+	}
+	g = grave_find(s, key, cur.start_ns);
+	prev = g && !e->gen ? &g->cum : &e->cum;
+	counts_sub(&d, &cur, prev);
+	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
+	e->cum = cur;
+	e->gen = s->gen;
+	if (!counts_zero(&d) || dead) {
+		int err = add_row(s, key, &cur, &d, dead);
+
+		if (err)
+			return err;
+		e->row_gen = s->gen;
+		e->row = s->cur->nr_rows - 1;
+	}
+	if (dead) {
+		/* A dead process's entry (residue after its exit record, or lost record). */
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
+		if (g)
+			g->cum = cur;
+		else
+			grave_add(s, key, &cur);
+		proctable__remove(&s->table, e);
+	}
+	return 0;
+}
+
+static int read_map_iter(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts), err;
+	struct pmbpf_key key, next;
+	struct pmbpf_key *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, s->vals))
+			continue; /* deleted in between */
+		err = on_entry(s, &key, s->vals);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_map(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts), err;
+	struct pmbpf_key token;
+	bool first = true;
+	__u32 count, i;
+
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+		count = s->chunk;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, s->keys, s->vals,
+					   &count, &opts);
+		if (err)
+			err = -errno;
+		if (err && err != -ENOENT) {
+			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
+				return read_map_iter(s);
+			if (err == -ENOSPC && s->chunk < (1U << 20)) {
+				__u32 chunk = s->chunk * 2;
+				void *k = realloc(s->keys, sizeof(*s->keys) * chunk);
+				void *v;
+
+				if (!k)
+					return -ENOMEM;
+				s->keys = k;
+				v = realloc(s->vals, s->stride * s->nr_cpus * chunk);
+				if (!v)
+					return -ENOMEM;
+				s->vals = v;
+				s->chunk = chunk;
+				continue;
+			}
+			fprintf(stderr, "pmbpf: cannot read counts map: %s\n", strerror(-err));
+			return err;
+		}
+		for (i = 0; i < count; i++) {
+			int e = on_entry(s, &s->keys[i], s->vals + (size_t)i * s->stride * s->nr_cpus);
+
+			if (e)
+				return e;
+		}
+		if (err == -ENOENT)
+			return 0;
+		first = false;
+	}
+}
+
+static int on_exits(struct session *s)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < s->nr_exits; i++) {
+		struct pmbpf_exit *x = &s->exits[i];
+		struct proc_entry *e = proctable__find(&s->table, &x->key);
+		struct pmbpf_counts d, zero = {};
+		const struct pmbpf_counts *prev = &zero;
+		struct grave *g;
+
+		if (e && e->cum.start_ns == x->total.start_ns) {
+			prev = &e->cum;
+		} else if ((g = grave_find(s, &x->key, x->total.start_ns))) {
+			prev = &g->cum;
+		}
+		counts_sub(&d, &x->total, prev);
+		if (e && e->cum.start_ns == x->total.start_ns && e->row_gen == s->gen) {
+			row_merge(s, &s->cur->rows[e->row], &d);
+		} else {
+			err = add_row(s, &x->key, &x->total, &d, true);
+			if (err)
+				return err;
+		}
+		g = grave_find(s, &x->key, x->total.start_ns);
+		if (g) {
+			g->cum = x->total;
+			g->gen = s->gen;
+		} else {
+			grave_add(s, &x->key, &x->total);
+		}
+		if (e && e->cum.start_ns == x->total.start_ns)
+			proctable__remove(&s->table, e);
+	}
+	s->nr_exits = 0;
+	return 0;
+}
+
+static void read_stats(struct session *s, struct snapshot *snap)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	__u64 *vals = calloc(s->nr_cpus, sizeof(__u64));
+	__u32 i;
+	int cpu;
+
+	if (!vals)
+		return;
+	for (i = 0; i < PMBPF_STAT_NR; i++) {
+		snap->stats[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			snap->stats[i] += vals[cpu];
+	}
+	free(vals);
+}
+
+int session__collect(struct session *s, struct snapshot *snap)
+{
+	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
+	struct proc_entry *e, *next;
+	int err;
+
+	snapshot__reset(snap);
+	s->cur = snap;
+	s->gen++;
+
+	err = flush_cpus(s);
+	if (err)
+		return err;
+	read_system(s, snap);
+	now = now_ns(CLOCK_MONOTONIC);
+	snap->interval_ns = now - s->last_mono;
+	s->last_mono = now;
+	snap->time_ns = now_ns(CLOCK_REALTIME);
+
+	err = read_map(s);
+	if (err)
+		return err;
+	err = ring_buffer__consume(s->rb);
+	if (err < 0) {
+		fprintf(stderr, "pmbpf: cannot read exit records: %s\n", strerror(-err));
+		return err;
+	}
+	err = on_exits(s);
+	if (err)
+		return err;
+
+	/* Entries gone from the map without an exit record. */
+	for (e = proctable__next(&s->table, NULL); e; e = next) {
+		next = proctable__next(&s->table, e);
+		if (e->gen + VANISH_GENS <= s->gen) {
+			s->vanished++;
+			proctable__remove(&s->table, e);
+		}
+	}
+	graves_expire(s);
+
+	read_stats(s, snap);
+	snap->nr_cpus = s->nr_online;
+	snap->nr_events = s->nr_events;
+	snap->events = s->ev;
+	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
+	snap->map_entries = s->table.used;
+	snap->map_capacity = s->max_procs;
+	snap->vanished = s->vanished;
+	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	s->cur = NULL;
+	return 0;
+}
+
+const struct event_info *session__events(const struct session *s, int *nr)
+{
+	*nr = s->nr_events;
+	return s->ev;
+}
+
+bool session__no_pmu(const struct session *s)
+{
+	int i, hw = 0;
+
+	for (i = 0; i < s->nr_events; i++) {
+		if (!(s->ev[i].spec.kind & EVENT_HW))
+			continue;
+		if (s->ev[i].state != EVENT_NOT_SUPPORTED)
+			return false;
+		hw++;
+	}
+	return hw > 0;
+}
+
+const char *session__attach_kind(const struct session *s)
+{
+	return s->tp_btf ? "tp_btf" : "raw_tp";
+}
+
+void session__close(struct session *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < 2; i++)
+		bpf_link__destroy(s->links[i]);
+	ring_buffer__free(s->rb);
+	pmbpf_bpf__destroy(s->skel);
+	if (s->fds)
+		for (i = 0; i < PMBPF_MAX_EVENTS * s->nr_cpus; i++)
+			if (s->fds[i] >= 0)
+				close(s->fds[i]);
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	cgroup_cache__free(s->cg);
+	proctable__free(&s->table);
+	free(s->fds);
+	free(s->sys_last);
+	free(s->online);
+	free(s->keys);
+	free(s->vals);
+	free(s->exits);
+	free(s->graves);
+	free(s);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* A running collection: BPF programs loaded and attached, counters open. */
+#ifndef __PMBPF_SESSION_H
+#define __PMBPF_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "events.h"
+#include "snapshot.h"
+
+struct session_opts {
+	struct event_spec events[PMBPF_MAX_EVENTS];
+	int nr_events;
+	pid_t pid; /* 0: all processes */
+	const char *cgroup; /* cgroup2 directory whose subtree is monitored, or NULL */
+	__u32 max_procs; /* entries in the counts map */
+	bool force_raw_tp;
+	bool verbose;
+};
+
+struct session;
+
+/* Returns 0 or a negative errno; the message has been printed. */
+int session__open(struct session **sp, const struct session_opts *opts);
+/*
+ * Make every CPU credit its current task, then read: fills snap with one row
+ * per process that ran since the previous call (exited ones included).
+ */
+int session__collect(struct session *s, struct snapshot *snap);
+const struct event_info *session__events(const struct session *s, int *nr);
+/* Hardware events requested, none of which could be counted. */
+bool session__no_pmu(const struct session *s);
+const char *session__attach_kind(const struct session *s);
+void session__close(struct session *s);
+
+#endif

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+__u64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int cpulist__parse(const char *s, bool *set, int n)
+{
+	const char *p = s;
+
+	while (*p && *p != '\n') {
+		char *end;
+		long a, b;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		a = strtol(p, &end, 10);
+		b = a;
+		p = end;
+		if (*p == '-') {
+			if (!isdigit((unsigned char)p[1]))
+				return -EINVAL;
+			b = strtol(p + 1, &end, 10);
+			p = end;
+		}
+		if (b < a)
+			return -EINVAL;
+		for (; a <= b; a++)
+			if (a < n)
+				set[a] = true;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int cpus__online(bool *online, int n)
+{
+	char buf[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int err;
+
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	memset(online, 0, n * sizeof(*online));
+	err = cpulist__parse(buf, online, n);
+	return err;
+}
+
+int duration__parse(const char *s, __u64 *ns)
+{
+	char *end;
+	double v, mult = 1e9;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v))
+		return -EINVAL;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mult = 1e9;
+	else if (!strcmp(end, "ms"))
+		mult = 1e6;
+	else if (!strcmp(end, "us"))
+		mult = 1e3;
+	else if (!strcmp(end, "m"))
+		mult = 60e9;
+	else
+		return -EINVAL;
+	v *= mult;
+	if (v < 1 || v > 1e18)
+		return -EINVAL;
+	*ns = (__u64)v;
+	return 0;
+}
+
+int uint__parse(const char *s, unsigned long long min, unsigned long long max,
+		unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+#ifndef __PMBPF_UTIL_H
+#define __PMBPF_UTIL_H
+
+#include <stdbool.h>
+#include <time.h>
+#include <linux/types.h>
+
+__u64 now_ns(clockid_t clk);
+/* Fill online[0..n) from /sys/devices/system/cpu/online. */
+int cpus__online(bool *online, int n);
+/* Parse a CPU list such as "0-3,5"; CPUs >= n are ignored. */
+int cpulist__parse(const char *s, bool *set, int n);
+/*
+ * Parse a duration: "2" or "2s" (seconds), "500ms", "1.5", "1m". Returns 0
+ * and nanoseconds in *ns, or -EINVAL. Zero and negative values are refused.
+ */
+int duration__parse(const char *s, __u64 *ns);
+/* Parse a decimal unsigned integer in [min, max]. */
+int uint__parse(const char *s, unsigned long long min, unsigned long long max,
+		unsigned long long *out);
+
+#endif
