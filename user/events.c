@@ -52,10 +52,11 @@ static const char *const cache_names[] = {
 	[PERF_COUNT_HW_CACHE_NODE] = "node",
 };
 
-static const char *const cache_ops[] = {
-	[PERF_COUNT_HW_CACHE_OP_READ] = "load",
-	[PERF_COUNT_HW_CACHE_OP_WRITE] = "store",
-	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = "prefetch",
+/* perf's spelling: "<cache>-loads" for accesses, "<cache>-load-misses" for misses */
+static const char *const cache_ops[][2] = {
+	[PERF_COUNT_HW_CACHE_OP_READ] = { "load", "loads" },
+	[PERF_COUNT_HW_CACHE_OP_WRITE] = { "store", "stores" },
+	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = { "prefetch", "prefetches" },
 };
 
 static void set_name(struct event_spec *spec, const char *name)
@@ -74,14 +75,13 @@ static int parse_cache(const char *name, struct event_spec *spec)
 			continue;
 		rest = name + len + 1;
 		for (oi = 0; oi < sizeof(cache_ops) / sizeof(cache_ops[0]); oi++) {
-			size_t olen = strlen(cache_ops[oi]);
+			size_t olen = strlen(cache_ops[oi][0]);
 			int miss;
 
-			if (strncmp(rest, cache_ops[oi], olen) || rest[olen] != 's')
-				continue;
-			if (!strcmp(rest + olen + 1, ""))
+			if (!strcmp(rest, cache_ops[oi][1]))
 				miss = 0;
-			else if (!strcmp(rest + olen + 1, "-misses"))
+			else if (!strncmp(rest, cache_ops[oi][0], olen) &&
+				 !strcmp(rest + olen, "-misses"))
 				miss = 1;
 			else
 				continue;
@@ -186,8 +186,8 @@ void events__print_names(FILE *f)
 	fprintf(f, "\nhardware cache:");
 	for (ci = 0; ci < sizeof(cache_names) / sizeof(cache_names[0]); ci++)
 		for (oi = 0; oi < sizeof(cache_ops) / sizeof(cache_ops[0]); oi++)
-			fprintf(f, " %s-%ss %s-%ss-misses", cache_names[ci], cache_ops[oi],
-				cache_names[ci], cache_ops[oi]);
+			fprintf(f, " %s-%s %s-%s-misses", cache_names[ci], cache_ops[oi][1],
+				cache_names[ci], cache_ops[oi][0]);
 	fprintf(f, "\nraw: rNNNN (hex event code, e.g. r01c2)\n");
 }
 

@@ -78,7 +78,6 @@ make -s -C "$top" -f tests/vm/vm.mk VM_OUT="$out" vm-workloads
 for arch in $archs; do
 	pmbpf=$pmbpf_arm64
 	[ "$arch" = arm64 ] || pmbpf=$pmbpf_x86
-	set -- "$@" # keep the suites
 	files=
 	for w in loop busy pagetouch pmucheck; do
 		files="$files $out/$arch/$w"

@@ -13,7 +13,7 @@ BUSY_MS=1500
 MUX_EVENTS=instructions,cycles,r1,r2,r3,r4,r5,r6
 
 if [ -n "$ICOUNT" ]; then
-	EXPECTED_IPC=$(calc "1 / 2 ^ $ICOUNT")
+	EXPECTED_IPC=$(calc "1 / $((1 << ICOUNT))")
 fi
 
 # --- ground truth from perf_event_open (pmucheck) ------------------------

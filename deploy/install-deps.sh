@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Install what pmbpf needs to build, run and test on Debian 12 (bookworm).
+set -eu
+
+PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev pkg-config
+libncurses-dev libmicrohttpd-dev libsystemd-dev libcap-dev
+linux-perf python3 python3-pytest util-linux procps tmux"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: run as root (sudo make deps)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+arch=$(dpkg --print-architecture)
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${db:Status-Status}\n' "$p:$arch" 2>/dev/null | grep -q '^installed$' &&
+		! dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -q '^installed$'; then
+		missing="$missing $p"
+	fi
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+echo "install-deps: installing$missing"
+# shellcheck disable=SC2086
+if ! apt-get install -y -q --no-install-recommends $missing; then
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Shared fixtures: run the real pmbpf against workloads with known figures."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("PMBPF_BUILD", os.path.join(ROOT, "build") + "/")
+PMBPF = os.environ.get("PMBPF", os.path.join(BUILD, "pmbpf"))
+WORK = os.path.join(BUILD, "workloads", "work")
+
+
+def can_bpf():
+    return os.geteuid() == 0
+
+
+needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs needs root "
+                                "(or CAP_BPF and CAP_PERFMON); run the suite with sudo")
+
+
+class Recorder:
+    """pmbpf record -o json in the background; records parsed as they come."""
+
+    def __init__(self, args, cpu=None):
+        cmd = [PMBPF, "record", "-o", "json"] + list(args)
+        if cpu is not None:
+            cmd = ["taskset", "-c", str(cpu)] + cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.records = []
+        self.started = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        if not self.started.wait(30):
+            self.proc.kill()
+            raise RuntimeError("pmbpf did not start: " + self.proc.stderr.read())
+
+    def _read(self):
+        for line in self.proc.stdout:
+            rec = json.loads(line)
+            self.records.append(rec)
+            if rec["type"] == "session":
+                self.started.set()
+        self.started.set()
+
+    def wait_intervals(self, n, timeout=30):
+        """Wait until n more system records (interval ends) have arrived."""
+        target = self.count("system") + n
+        end = time.time() + timeout
+        while self.count("system") < target:
+            if time.time() > end or self.proc.poll() is not None:
+                raise RuntimeError("pmbpf stopped reporting")
+            time.sleep(0.02)
+
+    def count(self, type_):
+        return sum(1 for r in list(self.records) if r["type"] == type_)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        self.reader.join(5)
+        err = self.stderr = self.proc.stderr.read()
+        assert self.proc.returncode == 0, f"pmbpf exited {self.proc.returncode}: {err}"
+        return self.records
+
+    def of_type(self, type_):
+        return [r for r in self.records if r["type"] == type_]
+
+    def rows(self, pid):
+        return [r for r in self.records if r["type"] == "process" and r["pid"] == pid]
+
+    def total(self, pid, field):
+        rows = self.rows(pid)
+        if field in ("oncpu_ns", "voluntary_switches", "involuntary_switches"):
+            return sum(r[field] for r in rows)
+        return sum(r["events"][field]["raw"] for r in rows)
+
+
+def work(*args, **kw):
+    """Run a workload to completion; returns its JSON report lines."""
+    out = subprocess.run([WORK] + [str(a) for a in args], check=True, capture_output=True,
+                         text=True, **kw).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.fixture
+def recorder():
+    started = []
+
+    def start(*args, cpu=None):
+        r = Recorder(args, cpu=cpu)
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        if r.proc.poll() is None:
+            r.proc.kill()
+            r.proc.wait()

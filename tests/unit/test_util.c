@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Durations, bounded integers and CPU lists. */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include "check.h"
+#include "util.h"
+
+#define NS_PER_S 1000000000ULL
+
+static void check_duration(const char *s, __u64 want, int line)
+{
+	__u64 ns = 0;
+	int err = duration__parse(s, &ns);
+
+	check_record(!err && ns == want, __FILE__, line,
+		     "duration__parse(\"%s\"): err %d, %llu ns, want %llu ns", s, err,
+		     (unsigned long long)ns, (unsigned long long)want);
+}
+
+static void check_duration_bad(const char *s, int line)
+{
+	__u64 ns = 12345;
+	int err = duration__parse(s, &ns);
+
+	check_record(err == -EINVAL && ns == 12345, __FILE__, line,
+		     "duration__parse(\"%s\"): err %d (want -EINVAL), ns %llu (want untouched)", s,
+		     err, (unsigned long long)ns);
+}
+
+#define DUR(s, want) check_duration(s, want, __LINE__)
+#define DUR_BAD(s) check_duration_bad(s, __LINE__)
+
+static void test_duration(void)
+{
+	char buf[32];
+	unsigned int ms;
+
+	DUR("1", NS_PER_S);
+	DUR("1s", NS_PER_S);
+	DUR("500ms", 500000000ULL);
+	DUR("0.5", 500000000ULL);
+	DUR("0.5s", 500000000ULL);
+	DUR("1.5", 1500000000ULL);
+	DUR("2m", 120 * NS_PER_S);
+	DUR("1.5m", 90 * NS_PER_S);
+	DUR("10us", 10000ULL);
+	DUR("1us", 1000ULL);
+	DUR("0.1us", 100ULL);
+	DUR("0.01", 10000000ULL);
+	DUR("10ms", 10000000ULL);
+	DUR("0.1", 100000000ULL);
+	DUR("3600", 3600 * NS_PER_S);
+	/* the largest accepted value: 1e18 ns */
+	DUR("1000000000", 1000000000ULL * NS_PER_S);
+
+	/*
+	 * Decimal fractions must not lose a nanosecond to binary rounding:
+	 * every "S.mmm" up to 10 s gives exactly S.mmm x 1e9 ns.
+	 */
+	for (ms = 1; ms < 10000; ms++) {
+		__u64 ns = 0;
+
+		snprintf(buf, sizeof(buf), "%u.%03u", ms / 1000, ms % 1000);
+		if (duration__parse(buf, &ns) || ns != ms * 1000000ULL)
+			break;
+	}
+	if (ms < 10000)
+		DUR(buf, ms * 1000000ULL);
+	else
+		CHECK(ms == 10000);
+
+	DUR_BAD("");
+	DUR_BAD("abc");
+	DUR_BAD("1x");
+	DUR_BAD("1 s");
+	DUR_BAD("1s ");
+	DUR_BAD("1ss");
+	DUR_BAD("1h");
+	DUR_BAD("ms");
+	DUR_BAD("-1");
+	DUR_BAD("-0.5s");
+	DUR_BAD("0");
+	DUR_BAD("0s");
+	DUR_BAD("0.0");
+	DUR_BAD(" 1");
+	DUR_BAD("\t1");
+	DUR_BAD("1\n");
+	DUR_BAD("nan");
+	DUR_BAD("NaN");
+	DUR_BAD("inf");
+	DUR_BAD("-inf");
+	DUR_BAD("infinity");
+	/* below one nanosecond */
+	DUR_BAD("0.0001us");
+	DUR_BAD("0.0000000001");
+	/* above 1e18 ns, and beyond double range */
+	DUR_BAD("1000000001");
+	DUR_BAD("1e300");
+	DUR_BAD("1e400");
+	CHECK_EQ_INT(duration__parse(NULL, &(__u64){ 0 }), -EINVAL);
+}
+
+static void test_uint(void)
+{
+	unsigned long long v = 7;
+
+	CHECK_EQ_INT(uint__parse("1", 1, 10, &v), 0);
+	CHECK_EQ_U64(v, 1);
+	CHECK_EQ_INT(uint__parse("10", 1, 10, &v), 0);
+	CHECK_EQ_U64(v, 10);
+	CHECK_EQ_INT(uint__parse("0", 0, 0, &v), 0);
+	CHECK_EQ_U64(v, 0);
+	CHECK_EQ_INT(uint__parse("007", 1, 10, &v), 0);
+	CHECK_EQ_U64(v, 7);
+	CHECK_EQ_INT(uint__parse("18446744073709551615", 1, ULLONG_MAX, &v), 0);
+	CHECK_EQ_U64(v, ULLONG_MAX);
+	CHECK_EQ_INT(uint__parse("2147483647", 1, INT_MAX, &v), 0);
+	CHECK_EQ_U64(v, INT_MAX);
+	CHECK_EQ_INT(uint__parse("4194304", 16, 1U << 22, &v), 0);
+
+	v = 7;
+	CHECK_EQ_INT(uint__parse("0", 1, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("11", 1, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("15", 16, 1U << 22, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("4194305", 16, 1U << 22, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("2147483648", 1, INT_MAX, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("18446744073709551616", 0, ULLONG_MAX, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("99999999999999999999999", 0, ULLONG_MAX, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("", 0, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("-1", 0, ULLONG_MAX, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("+1", 0, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse(" 1", 0, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("1 ", 0, 10, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("1a", 0, 100, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("0x10", 0, 100, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse("1.0", 0, 100, &v), -EINVAL);
+	CHECK_EQ_INT(uint__parse(NULL, 0, 100, &v), -EINVAL);
+	CHECK_EQ_U64(v, 7);
+}
+
+/* set[0..n) as a string of 0/1 */
+static const char *bits(const bool *set, int n)
+{
+	static char buf[128];
+	int i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = set[i] ? '1' : '0';
+	buf[n] = '\0';
+	return buf;
+}
+
+static void check_cpulist(const char *s, int n, const char *want, int line)
+{
+	bool set[64];
+	int err;
+
+	memset(set, 0, sizeof(set));
+	err = cpulist__parse(s, set, n);
+	check_record(!err && !strcmp(bits(set, n), want), __FILE__, line,
+		     "cpulist__parse(\"%s\", %d): err %d, %s, want %s", s, n, err, bits(set, n),
+		     want);
+	/* nothing written at or beyond n */
+	check_record(!strchr(bits(set + n, (int)sizeof(set) - n), '1'), __FILE__, line,
+		     "cpulist__parse(\"%s\", %d) wrote beyond n", s, n);
+}
+
+static void check_cpulist_bad(const char *s, int line)
+{
+	bool set[8];
+	int err = cpulist__parse(s, set, 8);
+
+	check_record(err == -EINVAL, __FILE__, line, "cpulist__parse(\"%s\"): err %d, want -EINVAL",
+		     s, err);
+}
+
+#define CPUS(s, n, want) check_cpulist(s, n, want, __LINE__)
+#define CPUS_BAD(s) check_cpulist_bad(s, __LINE__)
+
+static void test_cpulist(void)
+{
+	CPUS("0-3,5", 8, "11110100");
+	CPUS("0", 4, "1000");
+	CPUS("1-1", 4, "0100");
+	CPUS("7", 8, "00000001");
+	CPUS("0-3,5\n", 8, "11110100");
+	CPUS("0\n", 2, "10");
+	CPUS("0,2,4-5", 8, "10101100");
+	CPUS("10-11", 16, "0000000000110000");
+	CPUS("", 4, "0000");
+	CPUS("\n", 4, "0000");
+	/* CPUs at or beyond n are ignored */
+	CPUS("0-3,5", 4, "1111");
+	CPUS("2-9", 4, "0011");
+	CPUS("8", 4, "0000");
+	CPUS("0-63", 8, "11111111");
+
+	CPUS_BAD("3-1");
+	CPUS_BAD("a");
+	CPUS_BAD("0-a");
+	CPUS_BAD("0-");
+	CPUS_BAD("-1");
+	CPUS_BAD("0 1");
+	CPUS_BAD(" 0");
+	CPUS_BAD("0,,1");
+	CPUS_BAD("0;1");
+	CPUS_BAD("1-2-3");
+}
+
+int main(void)
+{
+	test_duration();
+	test_uint();
+	test_cpulist();
+	return check_summary();
+}
