@@ -130,10 +130,8 @@ def test_pinned_busy_loop_steady(recorder):
 
 def test_pid_filter_and_perf_stat_agreement(recorder):
     """pmbpf -p agrees with perf stat -p on the same process within 2%."""
-    gate = subprocess.Popen([WORK, "gate", 400, 3], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True) if False else \
-        subprocess.Popen([WORK, "gate", "400", "3"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, text=True)
+    gate = subprocess.Popen([WORK, "gate", "2000", "3"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     pid = int(re.search(r'"pid":(\d+)', gate.stdout.readline()).group(1))
     rec = recorder("-e", "page-faults,task-clock", "-i", "0.5", "-p", str(pid))
     perf = subprocess.Popen(["perf", "stat", "-x", ",", "-e", "page-faults,task-clock",
@@ -198,7 +196,7 @@ def test_no_pmu_never_prints_zero(recorder):
 def test_map_full_goes_to_overflow(recorder):
     """With room for 16 processes, the rest are folded into [overflow], nothing lost."""
     rec = recorder("-e", "page-faults", "-i", "0.5", "-m", "16")
-    work("spawn", 60, 50)
+    work("fleet", 60, 50, 1)
     rec.wait_intervals(1)
     recs = rec.stop()
     over = [r for r in recs if r["type"] == "process" and r["overflow"]]

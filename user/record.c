@@ -210,7 +210,8 @@ int cmd_record(int argc, char **argv)
 
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	while (!exiting) {
+	/* Always one collection, so that a signal right after start loses nothing. */
+	for (;;) {
 		__u64 t;
 
 		t = (__u64)next.tv_sec * 1000000000ULL + next.tv_nsec + o.interval_ns;
@@ -226,7 +227,7 @@ int cmd_record(int argc, char **argv)
 		snapshot__sort_cpu(&snap);
 		output__snapshot(&out, &snap);
 		n++;
-		if (o.count && n >= o.count)
+		if (exiting || (o.count && n >= o.count))
 			break;
 		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
 			break;

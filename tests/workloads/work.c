@@ -8,6 +8,9 @@
  *   work burn MS              burn MS milliseconds of CPU time
  *   work spin SECONDS         busy loop for SECONDS of wall time
  *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits
+ *   work fleet N PAGES SECONDS
+ *                             N children at once, each touches PAGES pages,
+ *                             sleeps SECONDS and exits
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
  */
@@ -123,6 +126,27 @@ int main(int argc, char **argv)
 			waitpid(pid, NULL, 0);
 		}
 		report("spawn");
+	} else if (!strcmp(argv[1], "fleet") && argc > 4) {
+		long n = atol(argv[2]), pages = atol(argv[3]), i;
+		struct timespec ts = { .tv_sec = atol(argv[4]) };
+
+		for (i = 0; i < n; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0) {
+				perror("fork");
+				return 1;
+			}
+			if (!pid) {
+				touch(pages);
+				nanosleep(&ts, NULL);
+				_exit(0);
+			}
+			printf("{\"child\":%d}\n", pid);
+		}
+		while (wait(NULL) > 0)
+			;
+		report("fleet");
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;
 		char buf[16];

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Finding the cgroup2 mount in a mountinfo file. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+#include "cgroup.h"
+
+/* Ubuntu 20.04 style: v1 controllers, cgroup2 at .../unified */
+static const char hybrid[] =
+	"25 30 0:23 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n"
+	"30 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw,errors=remount-ro\n"
+	"34 25 0:29 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755\n"
+	"35 34 0:30 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw,nsdelegate\n"
+	"36 34 0:31 / /sys/fs/cgroup/systemd rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,xattr,name=systemd\n"
+	"38 34 0:33 / /sys/fs/cgroup/memory rw,nosuid,nodev,noexec,relatime shared:15 - cgroup cgroup rw,memory\n";
+
+/* Debian 12 style: the unified hierarchy only */
+static const char unified[] =
+	"22 28 0:21 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw\n"
+	"28 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n"
+	"29 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:4 - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n"
+	"30 22 0:27 / /sys/fs/pstore rw,nosuid,nodev,noexec,relatime shared:5 - pstore pstore rw\n";
+
+/* v1 only; "cgroup2" appears, but not as a filesystem type */
+static const char legacy[] =
+	"30 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+	"34 25 0:29 / /sys/fs/cgroup ro,nosuid,nodev,noexec shared:9 - tmpfs tmpfs ro,mode=755\n"
+	"36 34 0:31 / /sys/fs/cgroup/systemd rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,xattr,name=systemd\n"
+	"40 30 0:40 / /run/cgroup2 rw,relatime - tmpfs cgroup2 rw\n"
+	"41 30 0:41 / /mnt/x rw,relatime - cgroup2fs none rw\n";
+
+/* a container: no optional fields, several of them, a non-root source path */
+static const char container[] =
+	"600 500 0:50 / / rw,relatime master:1 shared:2 - overlay overlay rw,lowerdir=/a,upperdir=/b\n"
+	"610 600 0:60 /../.. /sys/fs/cgroup ro,nosuid,nodev,noexec,relatime - cgroup2 cgroup rw\n"
+	"611 600 0:60 / /other rw - cgroup2 cgroup rw\n";
+
+/* mountinfo escapes a space in a mount point as \040 */
+static const char spaced[] = "50 1 0:30 / /tmp/my\\040cg rw,relatime - cgroup2 cgroup2 rw\n";
+
+static char path[PATH_MAX];
+
+static const char *write_mountinfo(const char *text)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/pmbpf-mountinfo-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		perror("mountinfo temporary file");
+		exit(2);
+	}
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static int find(const char *text, char *buf, size_t len)
+{
+	int err = cgroup__find_mount(write_mountinfo(text), buf, len);
+
+	unlink(path);
+	return err;
+}
+
+static void test_find_mount(void)
+{
+	char buf[256];
+
+	CHECK_EQ_INT(find(hybrid, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "/sys/fs/cgroup/unified");
+
+	CHECK_EQ_INT(find(unified, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "/sys/fs/cgroup");
+
+	CHECK_EQ_INT(find(container, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "/sys/fs/cgroup");
+
+	strcpy(buf, "untouched");
+	CHECK_EQ_INT(find(legacy, buf, sizeof(buf)), -ENOENT);
+	CHECK_EQ_INT(find("", buf, sizeof(buf)), -ENOENT);
+	CHECK_EQ_INT(find("garbage\n\n-\n", buf, sizeof(buf)), -ENOENT);
+	CHECK_STR(buf, "untouched");
+
+	/* exactly fits, and one byte short */
+	CHECK_EQ_INT(find(unified, buf, sizeof("/sys/fs/cgroup")), 0);
+	CHECK_STR(buf, "/sys/fs/cgroup");
+	CHECK_EQ_INT(find(unified, buf, sizeof("/sys/fs/cgroup") - 1), -ENAMETOOLONG);
+
+	CHECK_EQ_INT(cgroup__find_mount("/nonexistent/pmbpf/mountinfo", buf, sizeof(buf)),
+		     -ENOENT);
+
+	/* the path as the filesystem knows it, octal escapes decoded */
+	CHECK_EQ_INT(find(spaced, buf, sizeof(buf)), 0);
+	CHECK_STR(buf, "/tmp/my cg");
+}
+
+int main(void)
+{
+	test_find_mount();
+	return check_summary();
+}
