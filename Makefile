@@ -35,9 +35,9 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuse
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(dir $(VMLINUX_H)) -Ibpf
 
-LIBS := -lbpf -lelf -lz
+LIBS := -lbpf -lelf -lz -lm
 ifeq ($(STATIC),1)
-LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -static
+LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lm -static
 endif
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
@@ -98,7 +98,7 @@ run: $(OUTPUT)pmbpf
 	$(OUTPUT)pmbpf record $(ARGS)
 
 unit: $(UNIT_BINS)
-	$(Q)set -e; for t in $(UNIT_BINS); do $$t; done
+	$(Q)rc=0; for t in $(UNIT_BINS); do echo "$$t:"; $$t || rc=1; done; exit $$rc
 
 test: $(OUTPUT)pmbpf $(UNIT_BINS) $(WORKLOAD_BINS)
 	$(Q)PMBPF=$(OUTPUT)pmbpf PMBPF_BUILD=$(OUTPUT) $(PYTHON) -m pytest -v -p no:cacheprovider tests $(PYTEST_ARGS)

@@ -26,6 +26,23 @@ struct cgroup_cache {
 	__u64 scanned_gen;
 };
 
+/* mountinfo writes space, tab, newline and backslash as \ooo octal. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
 int cgroup__find_mount(const char *mountinfo, char *buf, size_t len)
 {
 	char line[8192];
@@ -43,6 +60,7 @@ int cgroup__find_mount(const char *mountinfo, char *buf, size_t len)
 		sep = strstr(line, " - ");
 		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
 			continue;
+		unescape_octal(mnt);
 		if (strlen(mnt) >= len) {
 			err = -ENAMETOOLONG;
 			break;

@@ -166,7 +166,7 @@ int events__parse_list(const char *list, struct event_spec *specs, int max, cons
 		if (err)
 			return err;
 		for (i = 0; i < n; i++)
-			if (!strcmp(specs[i].name, specs[n].name))
+			if (specs[i].type == specs[n].type && specs[i].config == specs[n].config)
 				return -EEXIST;
 		n++;
 		if (!comma)

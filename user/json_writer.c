@@ -2,12 +2,55 @@
 #include <math.h>
 #include "json_writer.h"
 
+/* Length of the valid UTF-8 sequence at p, or 0 if it is not one. */
+static int utf8_len(const unsigned char *p)
+{
+	int n, i;
+	unsigned int cp;
+
+	if (*p < 0x80)
+		return 1;
+	if ((*p & 0xe0) == 0xc0) {
+		n = 2;
+		cp = *p & 0x1f;
+	} else if ((*p & 0xf0) == 0xe0) {
+		n = 3;
+		cp = *p & 0x0f;
+	} else if ((*p & 0xf8) == 0xf0) {
+		n = 4;
+		cp = *p & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Command names are cut at 15 bytes by the kernel, often mid-character. */
 void json_escape(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	fputc('"', f);
 	for (; *p; p++) {
+		if (*p >= 0x80) {
+			int n = utf8_len(p);
+
+			if (!n) {
+				fputs("\\ufffd", f);
+				continue;
+			}
+			fwrite(p, 1, n, f);
+			p += n - 1;
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);

@@ -33,7 +33,7 @@ const char *fmt_count(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.0f", v);
 		return buf;
 	}
-	while (v >= 1000 && u < 5) {
+	while (v >= 999.95 && u < 5) {
 		v /= 1000;
 		u++;
 	}

@@ -69,7 +69,8 @@ static int parse_events(const char *list, struct session_opts *s)
 	if (n == -E2BIG)
 		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
 	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice\n", bad_len, bad);
+		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
+			bad_len, bad);
 	else if (!bad_len)
 		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
 	else {

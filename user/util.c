@@ -36,6 +36,8 @@ int cpulist__parse(const char *s, bool *set, int n)
 		}
 		if (b < a)
 			return -EINVAL;
+		if (b >= n)
+			b = n - 1;
 		for (; a <= b; a++)
 			if (a < n)
 				set[a] = true;
@@ -89,7 +91,7 @@ int duration__parse(const char *s, __u64 *ns)
 	v *= mult;
 	if (v < 1 || v > 1e18)
 		return -EINVAL;
-	*ns = (__u64)v;
+	*ns = (__u64)llround(v);
 	return 0;
 }
 
