@@ -174,9 +174,13 @@ static void table(struct output *o, const struct snapshot *snap)
 			fprintf(o->f, "%7u", row->pid);
 		fprintf(o->f, " %-16.17s %-24s %6.1f", comm, cglen > 24 ? cg + cglen - 24 : cg,
 			m.cpu_pct);
-		for (i = 0; i < snap->nr_events; i++)
-			fprintf(o->f, " %*s", col_width(snap->events[i].spec.name),
-				fmt_count(buf, sizeof(buf), m.count[i]));
+		for (i = 0; i < snap->nr_events; i++) {
+			if ((snap->events[i].spec.kind & EVENT_TIME) && isfinite(m.count[i]))
+				snprintf(buf, sizeof(buf), "%.1fms", m.count[i] / 1e6);
+			else
+				fmt_count(buf, sizeof(buf), m.count[i]);
+			fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
+		}
 		if (isfinite(m.ipc))
 			fprintf(o->f, " %6.2f", m.ipc);
 		else

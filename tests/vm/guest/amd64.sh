@@ -29,7 +29,7 @@ check_pmu_page_faults() {
 }
 
 check_pmbpf_events() {
-	"$PMBPF" record -o json -i 250 -c 2 -e cycles,instructions,page-faults \
+	pmbpf_run record -o json -i 250ms -c 2 -e cycles,instructions,page-faults \
 		>pmbpf-events.out 2>pmbpf-events.err
 	rc=$?
 	got="cycles=$(event_state pmbpf-events.out cycles)"

@@ -73,7 +73,7 @@ check_pmu_multiplex() {
 
 check_pmbpf_events() {
 	events=cycles,instructions,LLC-load-misses,dTLB-load-misses
-	"$PMBPF" record -o json -i 250 -c 2 -e $events >pmbpf-events.out 2>pmbpf-events.err
+	pmbpf_run record -o json -i 250ms -c 2 -e $events >pmbpf-events.out 2>pmbpf-events.err
 	rc=$?
 	want_insns=counting
 	[ -n "$ICOUNT" ] || want_insns=not-supported

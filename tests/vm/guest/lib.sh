@@ -101,7 +101,7 @@ workload_start() {
 	shift
 	"$prog" -w "$@" >"$wl_out" 2>&1 &
 	WL_PID=$!
-	wait_for 10 grep -q "pid=$WL_PID" "$wl_out"
+	wait_for 10 grep -qs "pid=$WL_PID" "$wl_out"
 }
 
 # workload_go: lets the waiting workload run and waits for it to exit.
@@ -117,34 +117,44 @@ workload_go() {
 # over its lines, its exit line included.
 
 PMBPF=/bin/pmbpf
-PMBPF_INTERVAL_MS=250
+PMBPF_INTERVAL=250ms
+# No pmbpf run may hang the guest: each is killed after this many seconds.
+PMBPF_TIMEOUT=60
 
 have_pmbpf() { [ -x "$PMBPF" ]; }
 
-# pmbpf_start OUT ARGS...: runs `pmbpf record -o json -i 250 ARGS` in the
+# pmbpf_run ARGS...: `pmbpf ARGS` in the foreground, with the time limit.
+pmbpf_run() { timeout -s KILL "$PMBPF_TIMEOUT" "$PMBPF" "$@"; }
+
+# pmbpf_start OUT ARGS...: runs `pmbpf record -o json -i 250ms ARGS` in the
 # background (JSON Lines to OUT, stderr to OUT.err) and returns once it has
 # printed its event lines and one more interval has passed, so that it is
 # counting. Sets PMBPF_PID.
 pmbpf_start() {
 	pm_out=$1
 	shift
-	"$PMBPF" record -o json -i "$PMBPF_INTERVAL_MS" "$@" >"$pm_out" 2>"$pm_out.err" &
+	# busybox timeout execs the command in its own process: PMBPF_PID is
+	# pmbpf itself, and signals sent to it reach it.
+	timeout -s KILL "$PMBPF_TIMEOUT" "$PMBPF" record -o json -i "$PMBPF_INTERVAL" "$@" \
+		>"$pm_out" 2>"$pm_out.err" &
 	PMBPF_PID=$!
-	if ! wait_for 60 grep -q '"type": *"event"' "$pm_out"; then
+	if ! wait_for 30 grep -qs '"type": *"event"' "$pm_out"; then
 		kill -INT "$PMBPF_PID" 2>/dev/null
 		wait "$PMBPF_PID"
 		return 1
 	fi
-	sleep 0.5
+	sleep 0.3
 }
 
-# pmbpf_stop: lets two more intervals pass (the exit of a workload is
-# reported), stops pmbpf with SIGINT and returns its exit status.
+# pmbpf_stop: gives pmbpf 2 s to report the workload's exit and stop by
+# itself (it does when its -p process is gone), then stops it with SIGINT.
+# Returns pmbpf's exit status.
 pmbpf_stop() {
-	sleep 0.6
-	kill -INT "$PMBPF_PID"
+	wait_for 2 pmbpf_gone || kill -INT "$PMBPF_PID" 2>/dev/null
 	wait "$PMBPF_PID"
 }
+
+pmbpf_gone() { ! kill -0 "$PMBPF_PID" 2>/dev/null; }
 
 # jl_compact FILE: the JSON Lines without blanks after ':' and ',', so that
 # the patterns below need not allow for them.
@@ -171,4 +181,4 @@ proc_field() {
 proc_sum() { proc_field "$1" "$2" "$3" count | awk '{ s += $1 } END { printf "%.0f", s }'; }
 
 # proc_ipc FILE PID: the ipc field of each line of PID (a number or null).
-proc_ipc() { proc_lines "$1" "$2" | sed -n 's/.*"ipc":\([-0-9.eE+]*\|null\).*/\1/p'; }
+proc_ipc() { proc_lines "$1" "$2" | sed -n 's/.*"ipc":\(null\|[-0-9.eE+][-0-9.eE+]*\).*/\1/p'; }
