@@ -31,13 +31,18 @@ VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(EXTRA_CFLAGS)
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(MINIMAL_CFLAGS) $(EXTRA_CFLAGS)
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(dir $(VMLINUX_H)) -Ibpf
 
-LIBS := -lbpf -lelf -lz -lm
+# Subcommands that need more than libbpf (ncurses, libdw, libmicrohttpd) are
+# left out of static builds (VM guests), which carry `record` only.
+FULL_SRCS := $(wildcard user/top*.c user/serve*.c user/prom*.c user/http*.c user/profile*.c \
+	user/symbol*.c user/flame*.c user/doctor*.c)
+LIBS := -lbpf -lelf -lz -lm -lncursesw -ltinfo -ldw -lmicrohttpd
 ifeq ($(STATIC),1)
 LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lm -static
+MINIMAL_CFLAGS := -DPMBPF_MINIMAL
 endif
 ALL_LDFLAGS := $(LDFLAGS) $(EXTRA_LDFLAGS)
 
@@ -49,8 +54,11 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath .)/%,%,$(2))";
 endif
 
-BPF_OBJS := pmbpf
+BPF_OBJS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+ifeq ($(STATIC),1)
+USER_SRCS := $(filter-out $(FULL_SRCS),$(USER_SRCS))
+endif
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)%.o,$(USER_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)%.skel.h,$(BPF_OBJS))
 
@@ -61,7 +69,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)workloads/%,$(WORKLOAD_
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(patsubst %,$(OUTPUT)%.bpf.o,$(BPF_OBJS))
-.PHONY: all clean run test unit integration deps install check-format
+.PHONY: all clean run test unit integration deps install check-format bench vmtest
 
 all: $(OUTPUT)pmbpf
 

@@ -14,6 +14,9 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "record", cmd_record, "print per-process figures every interval (table, JSON, CSV)" },
+#ifndef PMBPF_MINIMAL
+	/* subcommands that need ncurses, libdw or libmicrohttpd */
+#endif
 	{ "list", cmd_list, "list event names" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "this help" },

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Installs what `make vmtest` needs on Debian 12 (bookworm): QEMU for both
 # guests, the arm64 cross compiler and the arm64 static libraries that the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Fetches what the VM guests boot from the Debian archive with `apt-get
 # download`: bookworm's 6.1 kernel and the static busybox that runs the guest's

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Writes vmlinux.h for CO-RE from the BTF built into an uncompressed kernel
 # Image (Debian's arm64 vmlinuz is one). Usage:

@@ -11,6 +11,9 @@
 #   make vm-vmlinux-h   regenerate vmlinux/arm64/vmlinux.h from Debian's kernel
 #   VMTEST_ARGS=...     passed to run.sh (e.g. VMTEST_ARGS="-k arm64-icount2")
 
+# Included before the top-level Makefile's first rule, this fragment must not
+# become the default goal: the goal in force now is restored at the end.
+VM_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 VM_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 VM_OUT ?= build/vm
 VM_CC_arm64 ?= aarch64-linux-gnu-gcc
@@ -47,3 +50,5 @@ vm-deps:
 vm-vmlinux-h:
 	$(VM_DIR)/fetch-kernels.sh arm64
 	$(VM_DIR)/gen-vmlinux-h.sh $(PMBPF_VM_CACHE)/vmlinuz-arm64 vmlinux/arm64/vmlinux.h
+
+.DEFAULT_GOAL := $(VM_SAVED_DEFAULT_GOAL)

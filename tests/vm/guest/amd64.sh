@@ -35,7 +35,8 @@ check_pmbpf_events() {
 	got="cycles=$(event_state pmbpf-events.out cycles)"
 	got="$got instructions=$(event_state pmbpf-events.out instructions)"
 	got="$got page-faults=$(event_state pmbpf-events.out page-faults)"
-	want="cycles=not-supported instructions=not-supported page-faults=counting"
+	got="$got attach=$(session_attach pmbpf-events.out)"
+	want="cycles=not-supported instructions=not-supported page-faults=counting attach=tp_btf"
 	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
 		pass pmbpf-events "$got"
 	else

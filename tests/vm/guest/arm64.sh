@@ -82,6 +82,7 @@ check_pmbpf_events() {
 	got="$got LLC-load-misses=$(event_state pmbpf-events.out LLC-load-misses)"
 	got="$got dTLB-load-misses=$(event_state pmbpf-events.out dTLB-load-misses)"
 	want="cycles=counting instructions=$want_insns LLC-load-misses=not-supported dTLB-load-misses=not-supported"
+	info pmbpf-attach "$(session_attach pmbpf-events.out)"
 	if [ $rc -eq 0 ] && [ "$got" = "$want" ]; then
 		pass pmbpf-events "$got"
 	else
@@ -121,7 +122,7 @@ check_pmbpf_ipc() {
 	workload_go
 	pmbpf_stop
 	rc=$?
-	ipcs=$(proc_ipc pmbpf-ipc.out "$WL_PID" | grep -v null | tr '\n' ' ')
+	ipcs=$(proc_ipc pmbpf-ipc.out "$WL_PID" | grep -v null | words)
 	bad=
 	for v in $ipcs; do
 		within "$v" "$EXPECTED_IPC" 0.01 || bad="$bad $v"
@@ -146,7 +147,7 @@ check_pmbpf_multiplex() {
 	pmbpf_stop
 	rc=$?
 	n=$(proc_sum pmbpf-mux.out "$WL_PID" instructions)
-	covs=$(proc_field pmbpf-mux.out "$WL_PID" instructions coverage | tr '\n' ' ')
+	covs=$(proc_field pmbpf-mux.out "$WL_PID" instructions coverage | words)
 	partial=
 	for c in $covs; do
 		awk "BEGIN { exit !($c < 1) }" && partial=1
@@ -170,9 +171,9 @@ check_pmbpf_noicount_ipc() {
 	workload_go
 	pmbpf_stop
 	rc=$?
-	ipcs=$(proc_ipc pmbpf-noicount.out "$WL_PID" | sort -u | tr '\n' ' ')
+	ipcs=$(proc_ipc pmbpf-noicount.out "$WL_PID" | sort -u | words)
 	c=$(proc_sum pmbpf-noicount.out "$WL_PID" cycles)
-	if [ $rc -eq 0 ] && [ "$ipcs" = "null " ] && [ -n "$c" ] && [ "$c" -gt 0 ]; then
+	if [ $rc -eq 0 ] && [ "$ipcs" = null ] && [ -n "$c" ] && [ "$c" -gt 0 ]; then
 		pass pmbpf-noicount-ipc "ipc null, cycles=$c"
 	else
 		fail pmbpf-noicount-ipc "exit=$rc ipc values: ${ipcs:-none} cycles=${c:-none} (want null, > 0)"

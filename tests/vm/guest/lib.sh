@@ -166,6 +166,15 @@ event_state() {
 		sed -n 's/.*"state":"\([^"]*\)".*/\1/p' | head -n 1
 }
 
+# session_attach FILE: how the programs attached (tp_btf or raw_tp).
+session_attach() {
+	jl_compact "$1" | grep '"type":"session"' |
+		sed -n 's/.*"attach":"\([^"]*\)".*/\1/p' | head -n 1
+}
+
+# words: its input lines as one line of words.
+words() { tr '\n' ' ' | sed 's/ *$//'; }
+
 # proc_lines FILE PID: the process lines of PID.
 proc_lines() { jl_compact "$1" | grep '"type":"process"' | grep -E "\"pid\":$2[,}]"; }
 

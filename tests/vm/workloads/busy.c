@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * busy [-w] MILLISECONDS: keeps one CPU busy in user space for that long
  * (CLOCK_MONOTONIC, which in a guest with -icount is virtual time). Almost all

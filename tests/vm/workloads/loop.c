@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * loop [-w] ITERATIONS: runs spin() ITERATIONS times, so that it retires
  * 4 x ITERATIONS instructions plus a few thousand of start-up and exit (a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * pagetouch [-w] PAGES: maps PAGES fresh anonymous pages and writes one byte
  * to each, so that it takes PAGES page faults (plus a few dozen of start-up).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * pmucheck: perf_event_open(2) without perf, for static guests. It gives the
  * ground truth that pmbpf's figures are compared with inside the VMs.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Shared by the guest workloads: a loop whose instruction count is exact, and
  * a start gate so that a monitor can attach before the work begins.
