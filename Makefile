@@ -121,4 +121,7 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
+# Fragments for optional parts (benchmarks, VM tests, profiling workloads).
+include $(wildcard mk/*.mk)
+
 -include $(wildcard $(OUTPUT)*.d $(OUTPUT)tests/*.d)
