@@ -24,7 +24,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
 const volatile __u32 filter_tgid = 0;
-const volatile __u32 filter_cgroup = 0; /* 1: only tasks under cgroup_filter[0] */
+const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
+const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
 /* Counter fds, index event * nr_cpus + cpu; filled by userspace. */
 struct {
@@ -33,22 +34,49 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } events SEC(".maps");
 
-/* The cgroup whose subtree is monitored when filter_cgroup is set. */
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup_filter SEC(".maps");
-
+/*
+ * pend_* belong to the task that has run on this CPU since last_ns (or to
+ * its process, across a same-process handoff): credited at the next
+ * attribution point together with the counter deltas.
+ */
 struct cpu_state {
 	__u64 last_ns;
 	__u64 pend_nvcsw;
 	__u64 pend_nivcsw;
+	__u64 pend_offcpu_ns;
+	__u64 pend_runq_ns;
+	__u32 pend_runq;
+	__u32 pend_tgid; /* the process pend_offcpu_ns and pend_runq belong to */
+	__u64 span_cgid; /* cgroup of the running task when its span started */
 	__u32 valid;
 	__u32 pad;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
+
+/* Per-thread timestamps for run-queue latency and off-CPU time. */
+struct task_ts {
+	__u64 wakeup_ns; /* woken, or preempted while runnable */
+	__u64 offcpu_ns; /* switched out */
+};
+
+/* tp_btf flavour: freed with the task. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_ts);
+} task_ts_storage SEC(".maps");
+
+/* raw_tp flavour (no trusted task pointers): by pid, deleted at the thread's last switch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct task_ts);
+} task_ts_hash SEC(".maps");
+
+/* Bumped by userspace before each read: scopes runq_max_ns to one interval. */
+volatile __u64 read_gen;
 
 /* This CPU's last attribution point; owned by the programs, never cleared. */
 struct {
@@ -108,17 +136,74 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
-static __always_inline bool wanted(__u32 tgid)
+static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create, const bool btf)
+{
+	struct task_ts zero = {}, *ts;
+	__u32 pid;
+
+	if (btf)
+		return bpf_task_storage_get(&task_ts_storage, t, 0,
+					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	pid = BPF_CORE_READ(t, pid);
+	ts = bpf_map_lookup_elem(&task_ts_hash, &pid);
+	if (ts || !create)
+		return ts;
+	bpf_map_update_elem(&task_ts_hash, &pid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&task_ts_hash, &pid);
+}
+
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v >= (1ULL << 32)) << 5;
+	v >>= shift;
+	r |= shift;
+	shift = (v >= (1 << 16)) << 4;
+	v >>= shift;
+	r |= shift;
+	shift = (v >= (1 << 8)) << 3;
+	v >>= shift;
+	r |= shift;
+	shift = (v >= (1 << 4)) << 2;
+	v >>= shift;
+	r |= shift;
+	shift = (v >= (1 << 2)) << 1;
+	v >>= shift;
+	r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+/*
+ * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
+ * the filter cgroup (struct cgroup's ancestors[] since 6.0).
+ */
+static __always_inline bool in_cgroup_filter(struct task_struct *t)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	__u32 level = filter_cgroup_level;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)level || level > 4096)
+		return false;
+	bpf_probe_read_kernel(&anc, sizeof(anc),
+			      (void *)cg + bpf_core_field_offset(struct cgroup, ancestors) +
+				      level * sizeof(anc));
+	return anc && BPF_CORE_READ(anc, kn, id) == filter_cgroup_id;
+}
+
+static __always_inline bool wanted(struct task_struct *t, __u32 tgid)
 {
 	if (filter_tgid && tgid != filter_tgid)
 		return false;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+	if (filter_cgroup_id && !in_cgroup_filter(t))
 		return false;
 	return true;
 }
 
 /* Look up, or create, the entry of the current process in its cgroup. */
-static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, struct task_struct *task)
+static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
+						       struct task_struct *task)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
@@ -129,7 +214,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, struct task_st
 	long err;
 
 	key.tgid = tgid;
-	key.cgroup_id = bpf_get_current_cgroup_id();
+	key.cgroup_id = cgid;
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)
 		return c;
@@ -163,7 +248,8 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, struct task_st
  * Credit everything since this CPU's last attribution point to c (when not
  * NULL), and make now the new attribution point.
  */
-static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c, __u32 cpu)
+static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c, __u32 tgid,
+				      __u32 cpu)
 {
 	struct bpf_perf_event_value v;
 	__u64 now = bpf_ktime_get_ns();
@@ -174,8 +260,35 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 		c->nvcsw += st->pend_nvcsw;
 		c->nivcsw += st->pend_nivcsw;
 	}
+	/*
+	 * Seen on 6.18: rarely, the task switched in is not the one switched
+	 * out next on this CPU. Its wait is dropped rather than misattributed.
+	 */
+	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns) && st->pend_tgid != tgid) {
+		stat_inc(PMBPF_STAT_WAIT_UNMATCHED);
+	} else if (c && st->valid) {
+		c->offcpu_ns += st->pend_offcpu_ns;
+		if (st->pend_runq) {
+			__u64 lat = st->pend_runq_ns;
+			__u32 slot = log2_slot(lat / 1000);
+
+			c->runq_count++;
+			c->runq_total_ns += lat;
+			if (c->runq_max_gen != read_gen) {
+				c->runq_max_gen = read_gen;
+				c->runq_max_ns = lat;
+			} else if (lat > c->runq_max_ns) {
+				c->runq_max_ns = lat;
+			}
+			if (slot >= PMBPF_RUNQ_SLOTS)
+				slot = PMBPF_RUNQ_SLOTS - 1;
+			c->runq_hist[slot]++;
+		}
+	}
 	st->pend_nvcsw = 0;
 	st->pend_nivcsw = 0;
+	st->pend_offcpu_ns = 0;
+	st->pend_runq = 0;
 	st->last_ns = now;
 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
@@ -210,8 +323,17 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	if (!c)
 		return 0;
 	e->total.oncpu_ns += c->oncpu_ns;
+	e->total.offcpu_ns += c->offcpu_ns;
 	e->total.nvcsw += c->nvcsw;
 	e->total.nivcsw += c->nivcsw;
+	e->total.runq_count += c->runq_count;
+	e->total.runq_total_ns += c->runq_total_ns;
+	if (c->runq_max_gen == read_gen && c->runq_max_ns > e->total.runq_max_ns) {
+		e->total.runq_max_ns = c->runq_max_ns;
+		e->total.runq_max_gen = read_gen;
+	}
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		e->total.runq_hist[i] += c->runq_hist[i];
 	if (c->start_ns)
 		e->total.start_ns = c->start_ns;
 	if (c->comm_ns > e->total.comm_ns) {
@@ -227,14 +349,14 @@ static long sum_cpu(__u32 cpu, void *ctx)
 }
 
 /* The last thread of a process is gone: send its final counts, drop it. */
-static __always_inline void process_exit(__u32 tgid)
+static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_exit *e;
 	__u32 zero = 0;
 
 	key.tgid = tgid;
-	key.cgroup_id = bpf_get_current_cgroup_id();
+	key.cgroup_id = cgid;
 	if (!bpf_map_lookup_elem(&counts, &key))
 		return; /* folded into the overflow entry, or filtered out */
 
@@ -260,12 +382,15 @@ static __always_inline void process_exit(__u32 tgid)
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next, unsigned int prev_state)
+				     struct task_struct *next, unsigned int prev_state, const bool btf)
 {
 	struct cpu_state *st;
 	struct pmbpf_counts *c = NULL;
-	__u32 zero = 0, cpu, tgid;
-	bool dead = prev_state & TASK_DEAD;
+	struct task_ts *ts;
+	__u32 zero = 0, cpu, tgid, next_tgid;
+	__u64 cgid;
+	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
+	__u64 now = bpf_ktime_get_ns(), lat = 0, off = 0;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
@@ -278,23 +403,74 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		st->pend_nivcsw++;
 
 	tgid = bpf_get_current_pid_tgid() >> 32;
+	next_tgid = BPF_CORE_READ(next, tgid);
+	want = wanted(prev, tgid);
+	next_want = wanted(next, next_tgid);
+	/*
+	 * Filtering: counters are read only where a monitored task's span
+	 * starts or ends; between two others nothing is done at all.
+	 */
+	if (!want && !next_want)
+		return 0;
+
+	/* prev goes off CPU; when still runnable it waits in the run queue from now */
+	if (dead) {
+		if (!btf) {
+			__u32 pid = (__u32)bpf_get_current_pid_tgid();
+
+			bpf_map_delete_elem(&task_ts_hash, &pid);
+		}
+	} else if (tgid && want) {
+		ts = ts_get(prev, true, btf);
+		if (ts) {
+			ts->offcpu_ns = now;
+			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
+		}
+	}
+	/* next comes on CPU: its wait ends */
+	if (next_tgid && next_want) {
+		ts = ts_get(next, false, btf);
+		if (ts) {
+			if (ts->wakeup_ns) {
+				lat = now - ts->wakeup_ns;
+				has_lat = true;
+				ts->wakeup_ns = 0;
+			}
+			if (ts->offcpu_ns) {
+				off = now - ts->offcpu_ns;
+				ts->offcpu_ns = 0;
+			}
+		}
+	}
+
 	/*
 	 * Between threads of one process in one cgroup (same css_set) the
 	 * credit would go to the same entry: defer it to the next switch.
 	 */
-	if (!dead && st->valid && tgid == BPF_CORE_READ(next, tgid) &&
+	if (!dead && !has_lat && want && st->valid && tgid == next_tgid &&
 	    BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups)) {
+		st->pend_offcpu_ns += off;
 		stat_inc(PMBPF_STAT_HANDOFFS);
 		return 0;
 	}
 
 	cpu = bpf_get_smp_processor_id();
-	if (wanted(tgid))
-		c = entry_get(tgid, prev);
-	attribute(st, c, cpu);
+	/*
+	 * The span is credited to the cgroup the task was in when it started:
+	 * a task that moves itself is split at the move (on_cgroup_attach).
+	 */
+	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
+	if (want)
+		c = entry_get(tgid, cgid, prev);
+	attribute(st, c, tgid, cpu);
+	st->pend_offcpu_ns = off;
+	st->pend_runq_ns = lat;
+	st->pend_runq = has_lat;
+	st->pend_tgid = next_tgid;
+	st->span_cgid = BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
-		process_exit(tgid);
+		process_exit(tgid, cgid);
 	return 0;
 }
 
@@ -302,14 +478,51 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state);
+	return on_switch(preempt, prev, next, prev_state, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state);
+	return on_switch(preempt, prev, next, prev_state, false);
+}
+
+static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
+{
+	struct task_ts *ts;
+
+	stat_inc(PMBPF_STAT_WAKEUPS);
+	if (filter_tgid && BPF_CORE_READ(p, tgid) != filter_tgid)
+		return 0;
+	ts = ts_get(p, true, btf);
+	if (ts)
+		ts->wakeup_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(wakeup_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(wakeup_new_btf, struct task_struct *p)
+{
+	return on_wakeup(p, true);
+}
+
+SEC("raw_tp/sched_wakeup")
+int BPF_PROG(wakeup_raw, struct task_struct *p)
+{
+	return on_wakeup(p, false);
+}
+
+SEC("raw_tp/sched_wakeup_new")
+int BPF_PROG(wakeup_new_raw, struct task_struct *p)
+{
+	return on_wakeup(p, false);
 }
 
 static __always_inline int on_exec(void)
@@ -339,6 +552,28 @@ int BPF_PROG(exec_raw)
 	return on_exec();
 }
 
+/* Credit the current task up to now, without counting a switch. */
+static __always_inline int credit_current(void)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct pmbpf_counts *c;
+	struct cpu_state *st;
+	__u32 zero = 0, tgid;
+	__u64 cgid;
+
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!wanted(task, tgid))
+		return 0; /* the next monitored task's switch-in sets the starting point */
+	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
+	c = entry_get(tgid, cgid, task);
+	attribute(st, c, tgid, bpf_get_smp_processor_id());
+	st->span_cgid = bpf_get_current_cgroup_id();
+	return 0;
+}
+
 /*
  * Run by userspace on each CPU (BPF_PROG_TEST_RUN, BPF_F_TEST_RUN_ON_CPU)
  * before a read: credits the task running there up to now, so that a task
@@ -347,18 +582,32 @@ int BPF_PROG(exec_raw)
 SEC("raw_tp")
 int flush(void *ctx)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pmbpf_counts *c = NULL;
-	struct cpu_state *st;
-	__u32 zero = 0, tgid;
-
-	st = bpf_map_lookup_elem(&cpu_states, &zero);
-	if (!st)
-		return 0;
 	stat_inc(PMBPF_STAT_FLUSHES);
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (wanted(tgid))
-		c = entry_get(tgid, task);
-	attribute(st, c, bpf_get_smp_processor_id());
-	return 0;
+	return credit_current();
+}
+
+/*
+ * A process that moves itself to another cgroup (echo $$ > cgroup.procs):
+ * what it ran so far belongs to the old cgroup. Moves of tasks running
+ * elsewhere are split at their next switch or flush.
+ */
+static __always_inline int on_cgroup_attach(__u32 moved_tgid)
+{
+	if (moved_tgid != bpf_get_current_pid_tgid() >> 32)
+		return 0;
+	return credit_current();
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(attach_btf, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	return on_cgroup_attach(BPF_CORE_READ(task, tgid));
+}
+
+SEC("raw_tp/cgroup_attach_task")
+int BPF_PROG(attach_raw, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	return on_cgroup_attach(BPF_CORE_READ(task, tgid));
 }

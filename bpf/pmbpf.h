@@ -9,6 +9,8 @@
 
 #define PMBPF_MAX_EVENTS 8
 #define PMBPF_COMM_LEN 16
+/* Run-queue latency histogram: slot k counts [2^k, 2^(k+1)) us; slot 0 is < 2 us. */
+#define PMBPF_RUNQ_SLOTS 24
 
 /* tgid of the entry that collects processes that found the map full */
 #define PMBPF_OVERFLOW_TGID 0xffffffffU
@@ -39,13 +41,19 @@ struct pmbpf_key {
 struct pmbpf_counts {
 	__u64 start_ns; /* group leader's start time: tells PID reuse apart */
 	__u64 oncpu_ns;
+	__u64 offcpu_ns; /* switch-out to switch-in, credited at switch-in */
 	__u64 nvcsw;
 	__u64 nivcsw;
+	__u64 runq_count; /* wakeup (or preemption) to running */
+	__u64 runq_total_ns;
+	__u64 runq_max_ns; /* largest in read generation runq_max_gen */
+	__u64 runq_max_gen;
 	__u64 comm_ns; /* when comm was written (insert or exec) */
 	__u64 folded; /* overflow entry only: processes folded into it */
 	__u32 flags;
 	__u32 pad;
 	char comm[PMBPF_COMM_LEN];
+	__u32 runq_hist[PMBPF_RUNQ_SLOTS];
 	struct pmbpf_reading ev[PMBPF_MAX_EVENTS];
 };
 
@@ -65,6 +73,8 @@ enum pmbpf_stat {
 	PMBPF_STAT_EXITS,	  /* exit records sent */
 	PMBPF_STAT_EXITS_LOST,	  /* exit records the ring buffer had no room for */
 	PMBPF_STAT_FLUSHES,	  /* userspace-triggered flushes */
+	PMBPF_STAT_WAKEUPS,	  /* sched_wakeup and sched_wakeup_new calls */
+	PMBPF_STAT_WAIT_UNMATCHED, /* run-queue/off-CPU waits dropped: task not the one expected */
 	PMBPF_STAT_NR,
 };
 

@@ -119,6 +119,21 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	return 0;
 }
 
+int cgroup__level(const char *abs_path)
+{
+	char mount[4096];
+	const char *p;
+	int level = 0;
+
+	if (cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount)) ||
+	    strncmp(abs_path, mount, strlen(mount)))
+		return 0;
+	for (p = abs_path + strlen(mount); *p; p++)
+		if (*p == '/' && p[1] && p[1] != '/')
+			level++;
+	return level;
+}
+
 struct cgroup_cache *cgroup_cache__new(void)
 {
 	struct cgroup_cache *c = calloc(1, sizeof(*c));
@@ -215,4 +230,31 @@ void cgroup_cache__free(struct cgroup_cache *c)
 		free(c->nodes[i].path);
 	free(c->nodes);
 	free(c);
+}
+
+__u64 cgroup_cache__parent(struct cgroup_cache *c, const char *path, int *depth)
+{
+	char parent[4096];
+	const char *p;
+	size_t i, len;
+	int d = 0;
+
+	for (p = path; *p; p++)
+		if (*p == '/' && p[1])
+			d++;
+	*depth = d;
+	if (!strcmp(path, "/"))
+		return 0;
+	p = strrchr(path, '/');
+	if (!p)
+		return 0;
+	len = p == path ? 1 : (size_t)(p - path);
+	if (len >= sizeof(parent))
+		return 0;
+	memcpy(parent, path, len);
+	parent[len] = '\0';
+	for (i = 0; i < c->nr; i++)
+		if (!strcmp(c->nodes[i].path, parent))
+			return c->nodes[i].id;
+	return 0;
 }

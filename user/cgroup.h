@@ -10,6 +10,8 @@ struct cgroup_cache;
 int cgroup__find_mount(const char *mountinfo, char *buf, size_t len);
 /* The cgroup id (kernfs inode) of a directory; 0 on error with errno set. */
 __u64 cgroup__id_of(const char *path);
+/* Depth of an absolute cgroup2 directory below its mount (root: 0). */
+int cgroup__level(const char *abs_path);
 
 /*
  * Resolve a --cgroup argument (absolute path, or path below the cgroup2
@@ -25,6 +27,11 @@ struct cgroup_cache *cgroup_cache__new(void);
  */
 const char *cgroup_cache__path(struct cgroup_cache *c, __u64 id, __u64 gen);
 const char *cgroup_cache__mount(struct cgroup_cache *c);
+/*
+ * Id of the parent of the cgroup at path (0 for the root or when unknown);
+ * depth is set to the number of path components.
+ */
+__u64 cgroup_cache__parent(struct cgroup_cache *c, const char *path, int *depth);
 void cgroup_cache__free(struct cgroup_cache *c);
 
 #endif

@@ -23,7 +23,12 @@ static void on_signal(int sig)
 
 int signals__setup(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	/*
+	 * SA_RESTART: a signal while output blocks on a full pipe must not cut
+	 * a record; the interval sleep (clock_nanosleep) still wakes up, since
+	 * it is never restarted.
+	 */
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))

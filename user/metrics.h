@@ -22,10 +22,12 @@ struct row_metrics {
 	double ipc;
 	double mpki[PMBPF_MAX_EVENTS]; /* for miss events, else NaN */
 	double min_coverage; /* over counting events; NaN if none */
+	double runq_p50_ns, runq_p99_ns, runq_max_ns, runq_avg_ns; /* NaN without wakeups */
 };
 
 /* Index of the first counting event of a kind, or -1. */
 int events__find_kind(const struct event_info *ev, int nr, __u32 kind);
+void metrics__figures(const struct snapshot *snap, const struct figures *f, struct row_metrics *m);
 void metrics__row(const struct snapshot *snap, const struct proc_row *row, struct row_metrics *m);
 /* The same figures for the system-wide totals (cpu_pct is NaN). */
 void metrics__system(const struct snapshot *snap, struct row_metrics *m);

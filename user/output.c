@@ -134,20 +134,12 @@ static int col_width(const char *name)
 	return n < 8 ? 8 : n;
 }
 
-static void table(struct output *o, const struct snapshot *snap)
+static void table_figure_header(struct output *o, const struct snapshot *snap)
 {
-	char buf[64], tbuf[32];
-	struct row_metrics m;
-	size_t r;
+	char buf[64];
 	int i;
-	time_t t = snap->time_ns / 1000000000ULL;
-	struct tm tm;
 
-	localtime_r(&t, &tm);
-	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
-	fprintf(o->f, "\n%s  interval %.2fs  %zu processes\n", tbuf, snap->interval_ns / 1e9,
-		snap->nr_rows);
-	fprintf(o->f, "%7s %-16s %-24s %6s", "PID", "COMM", "CGROUP", "CPU%");
+	fprintf(o->f, " %6s", "CPU%");
 	for (i = 0; i < snap->nr_events; i++)
 		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name),
 			snap->events[i].spec.name);
@@ -158,47 +150,94 @@ static void table(struct output *o, const struct snapshot *snap)
 		short_miss_name(buf, sizeof(buf), snap->events[i].spec.name);
 		fprintf(o->f, " %9s", buf);
 	}
-	fprintf(o->f, " %7s %7s %5s\n", "VCSW", "ICSW", "COV%");
+	fprintf(o->f, " %7s %7s %9s %5s\n", "VCSW", "ICSW", "RUNQp99us", "COV%");
+}
 
-	for (r = 0; r < snap->nr_rows; r++) {
-		const struct proc_row *row = &snap->rows[r];
-		const char *cg = row->cgroup ? row->cgroup : "-";
-		size_t cglen = strlen(cg);
-		char comm[PMBPF_COMM_LEN + 2];
+static void table_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
+{
+	struct row_metrics m;
+	char buf[64];
+	int i;
 
-		metrics__row(snap, row, &m);
-		snprintf(comm, sizeof(comm), "%s%s", row->comm, row->exited ? "*" : "");
-		if (row->overflow)
-			fprintf(o->f, "%7s", "-");
+	metrics__figures(snap, f, &m);
+	fprintf(o->f, " %6.1f", m.cpu_pct);
+	for (i = 0; i < snap->nr_events; i++) {
+		if ((snap->events[i].spec.kind & EVENT_TIME) && isfinite(m.count[i]))
+			snprintf(buf, sizeof(buf), "%.1fms", m.count[i] / 1e6);
 		else
-			fprintf(o->f, "%7u", row->pid);
-		fprintf(o->f, " %-16.17s %-24s %6.1f", comm, cglen > 24 ? cg + cglen - 24 : cg,
-			m.cpu_pct);
-		for (i = 0; i < snap->nr_events; i++) {
-			if ((snap->events[i].spec.kind & EVENT_TIME) && isfinite(m.count[i]))
-				snprintf(buf, sizeof(buf), "%.1fms", m.count[i] / 1e6);
+			fmt_count(buf, sizeof(buf), m.count[i]);
+		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
+	}
+	if (isfinite(m.ipc))
+		fprintf(o->f, " %6.2f", m.ipc);
+	else
+		fprintf(o->f, " %6s", "-");
+	for (i = 0; i < snap->nr_events; i++) {
+		if (!(snap->events[i].spec.kind & EVENT_MISS))
+			continue;
+		if (isfinite(m.mpki[i]))
+			fprintf(o->f, " %9.2f", m.mpki[i]);
+		else
+			fprintf(o->f, " %9s", "-");
+	}
+	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw);
+	if (isfinite(m.runq_p99_ns))
+		fprintf(o->f, " %9.0f", m.runq_p99_ns / 1e3);
+	else
+		fprintf(o->f, " %9s", "-");
+	if (isfinite(m.min_coverage))
+		fprintf(o->f, " %5.1f\n", m.min_coverage * 100);
+	else
+		fprintf(o->f, " %5s\n", "-");
+}
+
+static const char *tail(const char *s, size_t width)
+{
+	size_t len = strlen(s);
+
+	return len > width ? s + len - width : s;
+}
+
+static void table(struct output *o, const struct snapshot *snap)
+{
+	char tbuf[32];
+	size_t r;
+	time_t t = snap->time_ns / 1000000000ULL;
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
+	fprintf(o->f, "\n%s  interval %.2fs  %zu processes  %zu cgroups\n", tbuf,
+		snap->interval_ns / 1e9, snap->nr_rows, snap->nr_cgroups);
+	if (o->procs) {
+		fprintf(o->f, "%7s %-16s %-24s", "PID", "COMM", "CGROUP");
+		table_figure_header(o, snap);
+		for (r = 0; r < snap->nr_rows; r++) {
+			const struct proc_row *row = &snap->rows[r];
+			char comm[PMBPF_COMM_LEN + 2];
+
+			snprintf(comm, sizeof(comm), "%s%s", row->comm, row->exited ? "*" : "");
+			if (row->overflow)
+				fprintf(o->f, "%7s", "-");
 			else
-				fmt_count(buf, sizeof(buf), m.count[i]);
-			fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
+				fprintf(o->f, "%7u", row->pid);
+			fprintf(o->f, " %-16.17s %-24s", comm,
+				tail(row->cgroup ? row->cgroup : "-", 24));
+			table_figures(o, snap, &row->f);
 		}
-		if (isfinite(m.ipc))
-			fprintf(o->f, " %6.2f", m.ipc);
-		else
-			fprintf(o->f, " %6s", "-");
-		for (i = 0; i < snap->nr_events; i++) {
-			if (!(snap->events[i].spec.kind & EVENT_MISS))
-				continue;
-			if (isfinite(m.mpki[i]))
-				fprintf(o->f, " %9.2f", m.mpki[i]);
-			else
-				fprintf(o->f, " %9s", "-");
+	}
+	if (o->cgroups) {
+		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME", "ID",
+			"PROCS");
+		table_figure_header(o, snap);
+		for (r = 0; r < snap->nr_cgroups; r++) {
+			const struct cgroup_row *cg = &snap->cgroups[r];
+
+			fprintf(o->f, "%-40s %-10s %-12s %5u", tail(cg->path ? cg->path : "?", 40),
+				cg->ci.runtime[0] ? cg->ci.runtime : "-",
+				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
+			table_figures(o, snap, &cg->total);
 		}
-		fprintf(o->f, " %7llu %7llu", (unsigned long long)row->nvcsw,
-			(unsigned long long)row->nivcsw);
-		if (isfinite(m.min_coverage))
-			fprintf(o->f, " %5.1f\n", m.min_coverage * 100);
-		else
-			fprintf(o->f, " %5s\n", "-");
 	}
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_LOST])
 		fprintf(o->f, "(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
@@ -247,6 +286,55 @@ static void json_events(struct json_writer *w, const struct snapshot *snap,
 	jw_end_object(w);
 }
 
+static void json_runq(struct json_writer *w, const struct figures *f, const struct row_metrics *m)
+{
+	int i, last = -1;
+
+	jw_key(w, "offcpu_ns");
+	jw_u64(w, f->offcpu_ns);
+	jw_key(w, "runq");
+	jw_start_object(w);
+	jw_key(w, "count");
+	jw_u64(w, f->runq_count);
+	jw_key(w, "total_ns");
+	jw_u64(w, f->runq_total_ns);
+	jw_key(w, "avg_ns");
+	jw_double(w, m->runq_avg_ns, 0);
+	jw_key(w, "p50_ns");
+	jw_double(w, m->runq_p50_ns, 0);
+	jw_key(w, "p99_ns");
+	jw_double(w, m->runq_p99_ns, 0);
+	jw_key(w, "max_ns");
+	jw_double(w, m->runq_max_ns, 0);
+	jw_key(w, "hist_log2_us");
+	jw_start_array(w);
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		if (f->runq_hist[i])
+			last = i;
+	for (i = 0; i <= last; i++)
+		jw_u64(w, f->runq_hist[i]);
+	jw_end_array(w);
+	jw_end_object(w);
+}
+
+/* Every figure of a process or cgroup, with the same names in both. */
+static void json_figures(struct json_writer *w, const struct snapshot *snap, const struct figures *f)
+{
+	struct row_metrics m;
+
+	metrics__figures(snap, f, &m);
+	jw_key(w, "cpu_pct");
+	jw_double(w, m.cpu_pct, 2);
+	jw_key(w, "oncpu_ns");
+	jw_u64(w, f->oncpu_ns);
+	jw_key(w, "voluntary_switches");
+	jw_u64(w, f->nvcsw);
+	jw_key(w, "involuntary_switches");
+	jw_u64(w, f->nivcsw);
+	json_runq(w, f, &m);
+	json_events(w, snap, f->ev, &m);
+}
+
 static void json_common(struct json_writer *w, const struct snapshot *snap, const char *type)
 {
 	char tbuf[40];
@@ -267,10 +355,9 @@ static void json(struct output *o, const struct snapshot *snap)
 	size_t r;
 
 	jw_init(&w, o->f);
-	for (r = 0; r < snap->nr_rows; r++) {
+	for (r = 0; o->procs && r < snap->nr_rows; r++) {
 		const struct proc_row *row = &snap->rows[r];
 
-		metrics__row(snap, row, &m);
 		jw_start_object(&w);
 		json_common(&w, snap, "process");
 		jw_key(&w, "pid");
@@ -295,15 +382,43 @@ static void json(struct output *o, const struct snapshot *snap)
 			jw_key(&w, "folded_processes");
 			jw_u64(&w, row->folded);
 		}
-		jw_key(&w, "cpu_pct");
-		jw_double(&w, m.cpu_pct, 2);
-		jw_key(&w, "oncpu_ns");
-		jw_u64(&w, row->oncpu_ns);
-		jw_key(&w, "voluntary_switches");
-		jw_u64(&w, row->nvcsw);
-		jw_key(&w, "involuntary_switches");
-		jw_u64(&w, row->nivcsw);
-		json_events(&w, snap, row->ev, &m);
+		json_figures(&w, snap, &row->f);
+		jw_end_object(&w);
+		fputc('\n', o->f);
+	}
+	for (r = 0; o->cgroups && r < snap->nr_cgroups; r++) {
+		const struct cgroup_row *cg = &snap->cgroups[r];
+
+		jw_start_object(&w);
+		json_common(&w, snap, "cgroup");
+		jw_key(&w, "cgroup_id");
+		jw_u64(&w, cg->id);
+		jw_key(&w, "cgroup");
+		if (cg->path)
+			jw_string(&w, cg->path);
+		else
+			jw_null(&w);
+		jw_key(&w, "parent_id");
+		jw_u64(&w, cg->parent_id);
+		jw_key(&w, "depth");
+		jw_u64(&w, cg->depth);
+		jw_key(&w, "runtime");
+		jw_string(&w, cg->ci.runtime);
+		jw_key(&w, "container_id");
+		jw_string(&w, cg->ci.id);
+		jw_key(&w, "pod_uid");
+		jw_string(&w, cg->ci.pod_uid);
+		jw_key(&w, "qos");
+		jw_string(&w, cg->ci.qos);
+		jw_key(&w, "processes");
+		jw_u64(&w, cg->nr_procs);
+		jw_key(&w, "processes_total");
+		jw_u64(&w, cg->nr_procs_total);
+		json_figures(&w, snap, &cg->total);
+		jw_key(&w, "self");
+		jw_start_object(&w);
+		json_figures(&w, snap, &cg->self);
+		jw_end_object(&w);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 	}
@@ -315,6 +430,8 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->nr_cpus);
 	jw_key(&w, "processes");
 	jw_u64(&w, snap->nr_rows);
+	jw_key(&w, "cgroups");
+	jw_u64(&w, snap->nr_cgroups);
 	json_events(&w, snap, snap->system, &m);
 	jw_key(&w, "attach");
 	jw_string(&w, snap->attach);
@@ -332,10 +449,28 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->stats[PMBPF_STAT_READ_ERRORS]);
 	jw_key(&w, "switches");
 	jw_u64(&w, snap->stats[PMBPF_STAT_SWITCHES]);
+	jw_key(&w, "wakeups");
+	jw_u64(&w, snap->stats[PMBPF_STAT_WAKEUPS]);
+	jw_key(&w, "waits_unmatched");
+	jw_u64(&w, snap->stats[PMBPF_STAT_WAIT_UNMATCHED]);
 	jw_key(&w, "vanished");
 	jw_u64(&w, snap->vanished);
 	jw_key(&w, "poll_ms");
 	jw_double(&w, snap->poll_ns / 1e6, 3);
+	jw_key(&w, "programs");
+	jw_start_object(&w);
+	for (r = 0; r < (size_t)snap->nr_progs; r++) {
+		jw_key(&w, snap->progs[r].name);
+		jw_start_object(&w);
+		jw_key(&w, "run_time_ns");
+		jw_u64(&w, snap->progs[r].run_time_ns);
+		jw_key(&w, "run_cnt");
+		jw_u64(&w, snap->progs[r].run_cnt);
+		jw_key(&w, "recursion_misses");
+		jw_u64(&w, snap->progs[r].recursion_misses);
+		jw_end_object(&w);
+	}
+	jw_end_object(&w);
 	jw_end_object(&w);
 	fputc('\n', o->f);
 	fflush(o->f);
@@ -360,31 +495,66 @@ static void csv_double(FILE *f, double v, int decimals)
 		fputc(',', f);
 }
 
+static void csv_figure_header(struct output *o, const struct snapshot *snap)
+{
+	int i;
+
+	fprintf(o->f, ",cpu_pct,oncpu_ns,voluntary_switches,involuntary_switches,offcpu_ns,"
+		      "runq_count,runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns");
+	for (i = 0; i < snap->nr_events; i++)
+		fprintf(o->f, ",%s,%s_coverage", snap->events[i].spec.name,
+			snap->events[i].spec.name);
+	fprintf(o->f, ",ipc");
+	for (i = 0; i < snap->nr_events; i++)
+		if (snap->events[i].spec.kind & EVENT_MISS)
+			fprintf(o->f, ",%s_mpki", snap->events[i].spec.name);
+	fputc('\n', o->f);
+}
+
+static void csv_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
+{
+	struct row_metrics m;
+	int i;
+
+	metrics__figures(snap, f, &m);
+	csv_double(o->f, m.cpu_pct, 2);
+	fprintf(o->f, ",%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->oncpu_ns,
+		(unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw,
+		(unsigned long long)f->offcpu_ns, (unsigned long long)f->runq_count);
+	csv_double(o->f, m.runq_avg_ns, 0);
+	csv_double(o->f, m.runq_p50_ns, 0);
+	csv_double(o->f, m.runq_p99_ns, 0);
+	csv_double(o->f, m.runq_max_ns, 0);
+	for (i = 0; i < snap->nr_events; i++) {
+		csv_double(o->f, m.count[i], 0);
+		csv_double(o->f, m.coverage[i], 4);
+	}
+	csv_double(o->f, m.ipc, 4);
+	for (i = 0; i < snap->nr_events; i++)
+		if (snap->events[i].spec.kind & EVENT_MISS)
+			csv_double(o->f, m.mpki[i], 4);
+	fputc('\n', o->f);
+}
+
+/* One kind of row per CSV stream: processes, or cgroups with --by cgroup. */
 static void csv(struct output *o, const struct snapshot *snap)
 {
 	char tbuf[40];
-	struct row_metrics m;
 	size_t r;
-	int i;
 
 	if (!o->header_done) {
-		fprintf(o->f, "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
-			      "voluntary_switches,involuntary_switches");
-		for (i = 0; i < snap->nr_events; i++)
-			fprintf(o->f, ",%s,%s_coverage", snap->events[i].spec.name,
-				snap->events[i].spec.name);
-		fprintf(o->f, ",ipc");
-		for (i = 0; i < snap->nr_events; i++)
-			if (snap->events[i].spec.kind & EVENT_MISS)
-				fprintf(o->f, ",%s_mpki", snap->events[i].spec.name);
-		fputc('\n', o->f);
+		if (o->procs)
+			fprintf(o->f, "time,interval_s,pid,comm,cgroup_id,cgroup,exited");
+		else
+			fprintf(o->f, "time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
+				      "qos,processes");
+		csv_figure_header(o, snap);
 		o->header_done = true;
 	}
 	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
-	for (r = 0; r < snap->nr_rows; r++) {
+	for (r = 0; o->procs && r < snap->nr_rows; r++) {
 		const struct proc_row *row = &snap->rows[r];
 
-		metrics__row(snap, row, &m);
 		fprintf(o->f, "%s,%.6f,", tbuf, snap->interval_ns / 1e9);
 		if (!row->overflow)
 			fprintf(o->f, "%u", row->pid);
@@ -393,18 +563,17 @@ static void csv(struct output *o, const struct snapshot *snap)
 		fprintf(o->f, ",%llu,", (unsigned long long)row->cgroup_id);
 		csv_field_str(o->f, row->cgroup ? row->cgroup : "");
 		fprintf(o->f, ",%d", row->exited);
-		csv_double(o->f, m.cpu_pct, 2);
-		fprintf(o->f, ",%llu,%llu,%llu", (unsigned long long)row->oncpu_ns,
-			(unsigned long long)row->nvcsw, (unsigned long long)row->nivcsw);
-		for (i = 0; i < snap->nr_events; i++) {
-			csv_double(o->f, m.count[i], 0);
-			csv_double(o->f, m.coverage[i], 4);
-		}
-		csv_double(o->f, m.ipc, 4);
-		for (i = 0; i < snap->nr_events; i++)
-			if (snap->events[i].spec.kind & EVENT_MISS)
-				csv_double(o->f, m.mpki[i], 4);
-		fputc('\n', o->f);
+		csv_figures(o, snap, &row->f);
+	}
+	for (r = 0; !o->procs && r < snap->nr_cgroups; r++) {
+		const struct cgroup_row *cg = &snap->cgroups[r];
+
+		fprintf(o->f, "%s,%.6f,%llu,", tbuf, snap->interval_ns / 1e9,
+			(unsigned long long)cg->id);
+		csv_field_str(o->f, cg->path ? cg->path : "");
+		fprintf(o->f, ",%s,%s,%s,%s,%u", cg->ci.runtime, cg->ci.id, cg->ci.pod_uid, cg->ci.qos,
+			cg->nr_procs_total);
+		csv_figures(o, snap, &cg->total);
 	}
 	fflush(o->f);
 }

@@ -17,6 +17,8 @@ struct output {
 	enum output_format format;
 	FILE *f;
 	bool header_done;
+	bool procs; /* process rows */
+	bool cgroups; /* cgroup rows (CSV: one kind per stream) */
 };
 
 int output_format__parse(const char *s, enum output_format *fmt);

@@ -25,6 +25,8 @@ static const char usage[] =
 	"  -p, --pid PID         only this process (filtered in the kernel)\n"
 	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
 	"  -o, --output FORMAT   table (default), json (JSON Lines) or csv\n"
+	"  -b, --by WHAT         rows per process, cgroup or all (default: process;\n"
+	"                        all for json; csv takes one of process, cgroup)\n"
 	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
 	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
 	"  -v, --verbose         libbpf debug output\n"
@@ -40,6 +42,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "by", required_argument, NULL, 'b' },
 	{ "max-procs", required_argument, NULL, 'm' },
 	{ "raw-tp", no_argument, NULL, 'R' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -53,6 +56,7 @@ struct record_opts {
 	__u64 duration_ns;
 	unsigned long long count;
 	enum output_format format;
+	const char *by;
 	char cgroup_path[4096];
 };
 
@@ -86,7 +90,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_events(optarg, &o->s))
@@ -134,6 +138,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			break;
+		case 'b':
+			if (strcmp(optarg, "process") && strcmp(optarg, "cgroup") &&
+			    strcmp(optarg, "all")) {
+				fprintf(stderr, "pmbpf: invalid --by '%s': use process, cgroup or all\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->by = optarg;
+			break;
 		case 'm':
 			if (uint__parse(optarg, 16, 1U << 22, &v)) {
 				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
@@ -155,6 +168,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			fprintf(stderr, "pmbpf: try 'pmbpf record --help'\n");
 			return -EINVAL;
 		}
+	}
+	if (o->by && o->format == OUTPUT_CSV && !strcmp(o->by, "all")) {
+		fprintf(stderr, "pmbpf: csv holds one kind of row: use --by process or --by cgroup\n");
+		return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf record --help'\n",
@@ -195,6 +212,10 @@ int cmd_record(int argc, char **argv)
 	if (!o.s.nr_events && parse_events(DEFAULT_EVENTS, &o.s))
 		return 2;
 	out.format = o.format;
+	if (!o.by)
+		o.by = o.format == OUTPUT_JSON ? "all" : "process";
+	out.procs = strcmp(o.by, "cgroup") != 0;
+	out.cgroups = strcmp(o.by, "process") != 0;
 	if (targets__check(&o.s))
 		return 1;
 	if (privileges__check())
@@ -211,8 +232,13 @@ int cmd_record(int argc, char **argv)
 
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	/* Always one collection, so that a signal right after start loses nothing. */
+	/*
+	 * Always one collection, so that a signal right after start loses
+	 * nothing; and one more when a signal comes during a collection or
+	 * its output (a blocked write), so the last interval is not lost.
+	 */
 	for (;;) {
+		bool last;
 		__u64 t;
 
 		t = (__u64)next.tv_sec * 1000000000ULL + next.tv_nsec + o.interval_ns;
@@ -222,13 +248,15 @@ int cmd_record(int argc, char **argv)
 		next.tv_nsec = t % 1000000000ULL;
 		while (!exiting && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
+		last = exiting;
 		err = session__collect(s, &snap);
 		if (err)
 			break;
 		snapshot__sort_cpu(&snap);
+		snapshot__sort_cgroups(&snap);
 		output__snapshot(&out, &snap);
 		n++;
-		if (exiting || (o.count && n >= o.count))
+		if (last || (o.count && n >= o.count))
 			break;
 		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
 			break;
@@ -237,6 +265,7 @@ int cmd_record(int argc, char **argv)
 			err = session__collect(s, &snap);
 			if (!err && snap.nr_rows) {
 				snapshot__sort_cpu(&snap);
+				snapshot__sort_cgroups(&snap);
 				output__snapshot(&out, &snap);
 			}
 			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "pmbpf.skel.h"
 #include "cgroup.h"
+#include "container.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
@@ -33,7 +34,9 @@ struct grave {
 
 struct session {
 	struct pmbpf_bpf *skel;
-	struct bpf_link *links[2];
+	struct bpf_link *links[5];
+	struct bpf_program *progs[6]; /* attached ones and flush, for self statistics */
+	int nr_progs;
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
 	int nr_online;
@@ -61,7 +64,6 @@ struct session {
 	struct grave *graves;
 	size_t nr_graves, cap_graves;
 	__u64 vanished;
-	int cgroup_fd;
 	struct snapshot *cur; /* the snapshot being filled */
 };
 
@@ -169,13 +171,22 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	skel->rodata->nr_cpus = s->nr_cpus;
 	skel->rodata->nr_events = s->nr_slots;
 	skel->rodata->filter_tgid = o->pid;
-	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
+	if (o->cgroup) {
+		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
+		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
+	}
 	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
 	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
 	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
 	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf);
 	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
 
 	err = pmbpf_bpf__load(skel);
 	if (err) {
@@ -220,35 +231,22 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 		return err;
 	}
 
-	if (o->cgroup) {
-		__u32 zero = 0;
-
-		s->cgroup_fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (s->cgroup_fd < 0) {
-			err = -errno;
-			fprintf(stderr, "pmbpf: cannot open cgroup %s: %s\n", o->cgroup,
-				strerror(-err));
-			return err;
-		}
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.cgroup_filter), &zero,
-					&s->cgroup_fd, BPF_ANY)) {
-			err = -errno;
-			fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory: %s\n", o->cgroup,
-				strerror(-err));
-			return err;
-		}
-	}
 	return 0;
 }
 
 static int attach(struct session *s)
 {
-	struct bpf_program *progs[2];
+	struct bpf_program *progs[5];
 	int i, err;
 
-	progs[0] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
-	progs[1] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
-	for (i = 0; i < 2; i++) {
+	/* Wakeups first, so no switch-in finds a half-set timestamp. */
+	progs[0] = s->tp_btf ? s->skel->progs.wakeup_btf : s->skel->progs.wakeup_raw;
+	progs[1] = s->tp_btf ? s->skel->progs.wakeup_new_btf : s->skel->progs.wakeup_new_raw;
+	progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
+	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
+	for (i = 0; i < 5; i++) {
+		s->progs[s->nr_progs++] = progs[i];
 		s->links[i] = bpf_program__attach(progs[i]);
 		if (!s->links[i]) {
 			err = -errno;
@@ -257,6 +255,7 @@ static int attach(struct session *s)
 			return err;
 		}
 	}
+	s->progs[s->nr_progs++] = s->skel->progs.flush;
 	return 0;
 }
 
@@ -334,7 +333,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->cgroup_fd = -1;
 	s->max_procs = o->max_procs ? o->max_procs : 10240;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
@@ -395,6 +393,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 
+	s->skel->bss->read_gen = 1;
 	err = attach(s);
 	if (err)
 		goto fail;
@@ -417,8 +416,14 @@ static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
 	int i;
 
 	d->oncpu_ns = a->oncpu_ns - b->oncpu_ns;
+	d->offcpu_ns = a->offcpu_ns - b->offcpu_ns;
 	d->nvcsw = a->nvcsw - b->nvcsw;
 	d->nivcsw = a->nivcsw - b->nivcsw;
+	d->runq_count = a->runq_count - b->runq_count;
+	d->runq_total_ns = a->runq_total_ns - b->runq_total_ns;
+	d->runq_max_ns = a->runq_max_ns; /* already scoped to this interval */
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		d->runq_hist[i] = a->runq_hist[i] - b->runq_hist[i];
 	d->folded = a->folded - b->folded;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		d->ev[i].value = a->ev[i].value - b->ev[i].value;
@@ -431,7 +436,7 @@ static bool counts_zero(const struct pmbpf_counts *d)
 {
 	int i;
 
-	if (d->oncpu_ns || d->nvcsw || d->nivcsw || d->folded)
+	if (d->oncpu_ns || d->nvcsw || d->nivcsw || d->folded || d->runq_count || d->offcpu_ns)
 		return false;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
 		if (d->ev[i].value || d->ev[i].enabled)
@@ -448,8 +453,15 @@ static void counts_sum_cpus(struct session *s, const char *vals, struct pmbpf_co
 		const struct pmbpf_counts *c = (const void *)(vals + cpu * s->stride);
 
 		sum->oncpu_ns += c->oncpu_ns;
+		sum->offcpu_ns += c->offcpu_ns;
 		sum->nvcsw += c->nvcsw;
 		sum->nivcsw += c->nivcsw;
+		sum->runq_count += c->runq_count;
+		sum->runq_total_ns += c->runq_total_ns;
+		if (c->runq_max_gen == s->gen && c->runq_max_ns > sum->runq_max_ns)
+			sum->runq_max_ns = c->runq_max_ns;
+		for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+			sum->runq_hist[i] += c->runq_hist[i];
 		sum->folded += c->folded;
 		sum->flags |= c->flags;
 		if (c->start_ns)
@@ -509,12 +521,33 @@ static void graves_expire(struct session *s)
 	s->nr_graves = j;
 }
 
+/* Kernel counts (by counter slot) to figures (by event index). */
+static void counts_to_figures(struct session *s, const struct pmbpf_counts *d, struct figures *f)
+{
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	f->oncpu_ns = d->oncpu_ns;
+	f->offcpu_ns = d->offcpu_ns;
+	f->nvcsw = d->nvcsw;
+	f->nivcsw = d->nivcsw;
+	f->runq_count = d->runq_count;
+	f->runq_total_ns = d->runq_total_ns;
+	f->runq_max_ns = d->runq_max_ns;
+	memcpy(f->runq_hist, d->runq_hist, sizeof(f->runq_hist));
+	for (i = 0; i < s->nr_events; i++) {
+		int slot = s->ev[i].slot;
+
+		if (slot >= 0)
+			f->ev[i] = d->ev[slot];
+	}
+}
+
 static int add_row(struct session *s, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
 		   const struct pmbpf_counts *d, bool exited)
 {
 	struct snapshot *snap = s->cur;
 	struct proc_row *row = snapshot__add_row(snap);
-	int i;
 
 	if (!row)
 		return -ENOMEM;
@@ -530,35 +563,17 @@ static int add_row(struct session *s, const struct pmbpf_key *key, const struct 
 		snprintf(row->comm, sizeof(row->comm), "[idle]");
 	else
 		memcpy(row->comm, cum->comm, sizeof(row->comm));
-	row->oncpu_ns = d->oncpu_ns;
-	row->nvcsw = d->nvcsw;
-	row->nivcsw = d->nivcsw;
 	row->folded = d->folded;
-	for (i = 0; i < s->nr_events; i++) {
-		int slot = s->ev[i].slot;
-
-		if (slot >= 0)
-			row->ev[i] = d->ev[slot];
-	}
+	counts_to_figures(s, d, &row->f);
 	return 0;
 }
 
 static void row_merge(struct session *s, struct proc_row *row, const struct pmbpf_counts *d)
 {
-	int i;
+	struct figures f;
 
-	row->oncpu_ns += d->oncpu_ns;
-	row->nvcsw += d->nvcsw;
-	row->nivcsw += d->nivcsw;
-	for (i = 0; i < s->nr_events; i++) {
-		int slot = s->ev[i].slot;
-
-		if (slot < 0)
-			continue;
-		row->ev[i].value += d->ev[slot].value;
-		row->ev[i].enabled += d->ev[slot].enabled;
-		row->ev[i].running += d->ev[slot].running;
-	}
+	counts_to_figures(s, d, &f);
+	figures__add(&row->f, &f);
 	row->exited = true;
 }
 
@@ -672,10 +687,39 @@ static int read_map(struct session *s)
 	}
 }
 
+/*
+ * A process that moved between cgroups left entries in its old cgroups;
+ * the kernel deletes only the one it exited in. Drop the others.
+ */
+static void drop_moved_entries(struct session *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	struct proc_entry *e, *next;
+	size_t i;
+
+	for (e = proctable__next(&s->table, NULL); e; e = next) {
+		next = proctable__next(&s->table, e);
+		for (i = 0; i < s->nr_exits; i++) {
+			const struct pmbpf_exit *x = &s->exits[i];
+
+			if (e->key.tgid != x->key.tgid || e->key.cgroup_id == x->key.cgroup_id ||
+			    e->cum.start_ns != x->total.start_ns)
+				continue;
+			bpf_map_delete_elem(fd, &e->key);
+			grave_add(s, &e->key, &e->cum);
+			proctable__remove(&s->table, e);
+			break;
+		}
+	}
+}
+
 static int on_exits(struct session *s)
 {
 	size_t i;
 	int err;
+
+	if (s->nr_exits)
+		drop_moved_entries(s);
 
 	for (i = 0; i < s->nr_exits; i++) {
 		struct pmbpf_exit *x = &s->exits[i];
@@ -709,6 +753,97 @@ static int on_exits(struct session *s)
 	}
 	s->nr_exits = 0;
 	return 0;
+}
+
+static struct cgroup_row *cgroup_row_get(struct snapshot *snap, __u64 id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_cgroups; i++)
+		if (snap->cgroups[i].id == id)
+			return &snap->cgroups[i];
+	return NULL;
+}
+
+/*
+ * Per-cgroup figures: the processes of each cgroup summed (self), and rolled
+ * up the hierarchy so that a parent includes its descendants (total).
+ */
+static int build_cgroups(struct session *s, struct snapshot *snap)
+{
+	size_t r, n;
+
+	for (r = 0; r < snap->nr_rows; r++) {
+		const struct proc_row *row = &snap->rows[r];
+		struct cgroup_row *cg;
+
+		if (row->overflow)
+			continue;
+		cg = cgroup_row_get(snap, row->cgroup_id);
+		if (!cg) {
+			cg = snapshot__add_cgroup(snap);
+			if (!cg)
+				return -ENOMEM;
+			cg->id = row->cgroup_id;
+			cg->path = row->cgroup;
+		}
+		cg->nr_procs++;
+		figures__add(&cg->self, &row->f);
+	}
+	/* Create missing ancestors; the array grows while we walk it. */
+	for (n = 0; n < snap->nr_cgroups; n++) {
+		struct cgroup_row *cg = &snap->cgroups[n];
+		__u64 parent;
+
+		if (!cg->path)
+			continue;
+		container__parse(cg->path, &cg->ci);
+		parent = cgroup_cache__parent(s->cg, cg->path, &cg->depth);
+		cg->parent_id = parent;
+		if (parent && !cgroup_row_get(snap, parent)) {
+			struct cgroup_row *p = snapshot__add_cgroup(snap);
+
+			if (!p)
+				return -ENOMEM;
+			p->id = parent;
+			p->path = cgroup_cache__path(s->cg, parent, s->gen);
+		}
+	}
+	for (n = 0; n < snap->nr_cgroups; n++) {
+		struct cgroup_row *cg = &snap->cgroups[n], *a;
+		__u64 id = cg->id;
+		int guard = 0;
+
+		/* add own figures to self and every ancestor's total */
+		for (a = cg; a && guard < 4096; guard++) {
+			figures__add(&a->total, &cg->self);
+			a->nr_procs_total += cg->nr_procs;
+			id = a->parent_id;
+			a = id ? cgroup_row_get(snap, id) : NULL;
+		}
+	}
+	return 0;
+}
+
+/* Run time and count of each program (non-zero with kernel.bpf_stats_enabled=1). */
+static void read_prog_stats(struct session *s, struct snapshot *snap)
+{
+	int i;
+
+	snap->nr_progs = 0;
+	for (i = 0; i < s->nr_progs && i < SNAPSHOT_MAX_PROGS; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		struct prog_stat *p = &snap->progs[snap->nr_progs];
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(s->progs[i]), &info, &len))
+			continue;
+		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(s->progs[i]));
+		p->run_time_ns = info.run_time_ns;
+		p->run_cnt = info.run_cnt;
+		p->recursion_misses = info.recursion_misses;
+		snap->nr_progs++;
+	}
 }
 
 static void read_stats(struct session *s, struct snapshot *snap)
@@ -760,6 +895,11 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = on_exits(s);
 	if (err)
 		return err;
+	/* Run-queue maxima from now on belong to the next interval. */
+	s->skel->bss->read_gen = s->gen + 1;
+	err = build_cgroups(s, snap);
+	if (err)
+		return err;
 
 	/* Entries gone from the map without an exit record. */
 	for (e = proctable__next(&s->table, NULL); e; e = next) {
@@ -772,6 +912,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	graves_expire(s);
 
 	read_stats(s, snap);
+	read_prog_stats(s, snap);
 	snap->nr_cpus = s->nr_online;
 	snap->nr_events = s->nr_events;
 	snap->events = s->ev;
@@ -815,7 +956,7 @@ void session__close(struct session *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 5; i++)
 		bpf_link__destroy(s->links[i]);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
@@ -823,8 +964,6 @@ void session__close(struct session *s)
 		for (i = 0; i < PMBPF_MAX_EVENTS * s->nr_cpus; i++)
 			if (s->fds[i] >= 0)
 				close(s->fds[i]);
-	if (s->cgroup_fd >= 0)
-		close(s->cgroup_fd);
 	cgroup_cache__free(s->cg);
 	proctable__free(&s->table);
 	free(s->fds);

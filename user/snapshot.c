@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "snapshot.h"
@@ -21,9 +22,76 @@ struct proc_row *snapshot__add_row(struct snapshot *snap)
 	return row;
 }
 
+struct cgroup_row *snapshot__add_cgroup(struct snapshot *snap)
+{
+	struct cgroup_row *row;
+
+	if (snap->nr_cgroups == snap->cap_cgroups) {
+		size_t cap = snap->cap_cgroups ? snap->cap_cgroups * 2 : 64;
+		struct cgroup_row *rows = realloc(snap->cgroups, cap * sizeof(*rows));
+
+		if (!rows)
+			return NULL;
+		snap->cgroups = rows;
+		snap->cap_cgroups = cap;
+	}
+	row = &snap->cgroups[snap->nr_cgroups++];
+	memset(row, 0, sizeof(*row));
+	return row;
+}
+
+void figures__add(struct figures *dst, const struct figures *src)
+{
+	int i;
+
+	dst->oncpu_ns += src->oncpu_ns;
+	dst->offcpu_ns += src->offcpu_ns;
+	dst->nvcsw += src->nvcsw;
+	dst->nivcsw += src->nivcsw;
+	dst->runq_count += src->runq_count;
+	dst->runq_total_ns += src->runq_total_ns;
+	if (src->runq_max_ns > dst->runq_max_ns)
+		dst->runq_max_ns = src->runq_max_ns;
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		dst->runq_hist[i] += src->runq_hist[i];
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		dst->ev[i].value += src->ev[i].value;
+		dst->ev[i].enabled += src->ev[i].enabled;
+		dst->ev[i].running += src->ev[i].running;
+	}
+}
+
+double figures__runq_pct(const struct figures *f, double q)
+{
+	__u64 n = 0, target, seen = 0;
+	int i;
+
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		n += f->runq_hist[i];
+	if (!n || q <= 0 || q > 1)
+		return NAN;
+	target = (__u64)ceil(q * (double)n);
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++) {
+		seen += f->runq_hist[i];
+		if (seen >= target)
+			break;
+	}
+	if (i >= PMBPF_RUNQ_SLOTS - 1)
+		return (double)f->runq_max_ns;
+	/* upper bound of slot i, but never above the largest latency seen */
+	{
+		double bound = (double)(2ULL << i) * 1000.0;
+
+		if (f->runq_max_ns && bound > (double)f->runq_max_ns)
+			bound = (double)f->runq_max_ns;
+		return bound;
+	}
+}
+
 void snapshot__reset(struct snapshot *snap)
 {
 	snap->nr_rows = 0;
+	snap->nr_cgroups = 0;
 	memset(snap->system, 0, sizeof(snap->system));
 }
 
@@ -32,14 +100,17 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->rows);
 	snap->rows = NULL;
 	snap->nr_rows = snap->cap_rows = 0;
+	free(snap->cgroups);
+	snap->cgroups = NULL;
+	snap->nr_cgroups = snap->cap_cgroups = 0;
 }
 
 static int cmp_cpu(const void *a, const void *b)
 {
 	const struct proc_row *ra = a, *rb = b;
 
-	if (ra->oncpu_ns != rb->oncpu_ns)
-		return ra->oncpu_ns < rb->oncpu_ns ? 1 : -1;
+	if (ra->f.oncpu_ns != rb->f.oncpu_ns)
+		return ra->f.oncpu_ns < rb->f.oncpu_ns ? 1 : -1;
 	if (ra->pid != rb->pid)
 		return ra->pid < rb->pid ? -1 : 1;
 	return ra->cgroup_id < rb->cgroup_id ? -1 : ra->cgroup_id > rb->cgroup_id;
@@ -48,4 +119,23 @@ static int cmp_cpu(const void *a, const void *b)
 void snapshot__sort_cpu(struct snapshot *snap)
 {
 	qsort(snap->rows, snap->nr_rows, sizeof(*snap->rows), cmp_cpu);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct cgroup_row *ca = a, *cb = b;
+
+	const unsigned char *a_ = (const void *)ca->path, *b_ = (const void *)cb->path;
+
+	if (!a_ || !b_)
+		return !a_ - !b_;
+	/* '/' sorts first, so that a cgroup's children follow it directly */
+	for (; *a_ && *a_ == *b_; a_++, b_++)
+		;
+	return (*a_ == '/' ? 1 : *a_ ? *a_ + 1 : 0) - (*b_ == '/' ? 1 : *b_ ? *b_ + 1 : 0);
+}
+
+void snapshot__sort_cgroups(struct snapshot *snap)
+{
+	qsort(snap->cgroups, snap->nr_cgroups, sizeof(*snap->cgroups), cmp_path);
 }

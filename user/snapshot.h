@@ -19,6 +19,19 @@ struct event_info {
 	int slot; /* index in the BPF program's counter set, -1 if not counting */
 };
 
+/* What was counted for a process or a cgroup over one interval. */
+struct figures {
+	__u64 oncpu_ns;
+	__u64 offcpu_ns;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 runq_count;
+	__u64 runq_total_ns;
+	__u64 runq_max_ns;
+	__u32 runq_hist[PMBPF_RUNQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) us, slot 0: < 2 us */
+	struct pmbpf_reading ev[PMBPF_MAX_EVENTS]; /* indexed like snapshot.events */
+};
+
 /* One process (in one cgroup) over one interval. */
 struct proc_row {
 	__u32 pid;
@@ -28,11 +41,39 @@ struct proc_row {
 	bool exited;
 	bool overflow; /* the entry that holds processes that found the map full */
 	__u64 start_ns;
-	__u64 oncpu_ns;
-	__u64 nvcsw;
-	__u64 nivcsw;
 	__u64 folded;
-	struct pmbpf_reading ev[PMBPF_MAX_EVENTS]; /* indexed like snapshot.events */
+	struct figures f;
+};
+
+/* Container identity read from a cgroup path alone. */
+struct container_info {
+	char runtime[16]; /* docker, containerd, cri-o, podman, kubernetes, systemd, session, "" */
+	char id[16]; /* short (12 hex) container id, or the unit/session name */
+	char pod_uid[40];
+	char qos[16]; /* guaranteed, burstable, besteffort */
+};
+
+/* One cgroup over one interval. */
+struct cgroup_row {
+	__u64 id;
+	const char *path; /* below the cgroup2 mount; NULL if unknown (removed before seen) */
+	__u64 parent_id; /* 0 for the root or when unknown */
+	int depth;
+	struct container_info ci;
+	__u32 nr_procs; /* processes that ran in this cgroup itself */
+	__u32 nr_procs_total; /* ... in it and its descendants */
+	struct figures self; /* processes in this cgroup itself */
+	struct figures total; /* this cgroup and all its descendants */
+};
+
+#define SNAPSHOT_MAX_PROGS 8
+
+/* A BPF program's cumulative cost (kernel.bpf_stats_enabled=1). */
+struct prog_stat {
+	char name[32];
+	__u64 run_time_ns;
+	__u64 run_cnt;
+	__u64 recursion_misses; /* runs skipped because the program was already running on that CPU */
 };
 
 struct snapshot {
@@ -45,6 +86,9 @@ struct snapshot {
 	struct proc_row *rows;
 	size_t nr_rows;
 	size_t cap_rows;
+	struct cgroup_row *cgroups; /* every cgroup with a process row, and its ancestors */
+	size_t nr_cgroups;
+	size_t cap_cgroups;
 	/* System-wide deltas read from the per-CPU counters themselves. */
 	struct pmbpf_reading system[PMBPF_MAX_EVENTS];
 	/* Kernel-side statistics, cumulative since start (enum pmbpf_stat). */
@@ -53,12 +97,20 @@ struct snapshot {
 	__u64 map_capacity;
 	__u64 vanished; /* entries that disappeared without an exit record */
 	__u64 poll_ns; /* time this collection took */
+	struct prog_stat progs[SNAPSHOT_MAX_PROGS];
+	int nr_progs;
 };
 
 struct proc_row *snapshot__add_row(struct snapshot *snap);
+struct cgroup_row *snapshot__add_cgroup(struct snapshot *snap);
 void snapshot__reset(struct snapshot *snap);
+void figures__add(struct figures *dst, const struct figures *src);
+/* Run-queue latency percentile (0 < q <= 1) from the histogram, in ns: the upper bound of its slot. */
+double figures__runq_pct(const struct figures *f, double q);
 void snapshot__free(struct snapshot *snap);
 /* Sort rows by on-CPU time, highest first (stable for equal figures). */
 void snapshot__sort_cpu(struct snapshot *snap);
+/* Sort cgroups by path (parents before children), unknown paths last. */
+void snapshot__sort_cgroups(struct snapshot *snap);
 
 #endif

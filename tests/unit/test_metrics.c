@@ -120,12 +120,12 @@ static void test_row(void)
 	setup(EVENT_COUNTING, EVENT_COUNTING, EVENT_NOT_SUPPORTED);
 	memset(&row, 0, sizeof(row));
 	row.pid = 42;
-	row.oncpu_ns = 250000000ULL;
-	row.ev[0] = rd(2000000, 1000000, 1000000);
-	row.ev[1] = rd(3000000, 1000000, 1000000);
-	row.ev[2] = rd(600, 1000000, 500000); /* scaled: 1200 */
-	row.ev[3] = rd(77, 1000000, 1000000); /* not counting: ignored */
-	row.ev[4] = rd(250000000, 250000000, 250000000);
+	row.f.oncpu_ns = 250000000ULL;
+	row.f.ev[0] = rd(2000000, 1000000, 1000000);
+	row.f.ev[1] = rd(3000000, 1000000, 1000000);
+	row.f.ev[2] = rd(600, 1000000, 500000); /* scaled: 1200 */
+	row.f.ev[3] = rd(77, 1000000, 1000000); /* not counting: ignored */
+	row.f.ev[4] = rd(250000000, 250000000, 250000000);
 	metrics__row(&snap, &row, &m);
 	CHECK_NEAR(m.cpu_pct, 25, TOL);
 	CHECK_NEAR(m.count[0], 2000000, TOL);
@@ -151,16 +151,16 @@ static void test_row(void)
 	}
 
 	/* both multiplexed differently: each scaled before the ratio */
-	row.ev[0] = rd(1000, 1000, 500);
-	row.ev[1] = rd(1000, 1000, 250);
+	row.f.ev[0] = rd(1000, 1000, 500);
+	row.f.ev[1] = rd(1000, 1000, 250);
 	metrics__row(&snap, &row, &m);
 	CHECK_NEAR(m.ipc, 2, TOL);
 	CHECK_NEAR(m.min_coverage, 0.25, TOL);
 	CHECK_NEAR(m.mpki[2], 1200 * 1000.0 / 4000, TOL);
 
 	/* cycles never running: IPC unknown, not 0 or inf */
-	row.ev[0] = rd(0, 1000, 0);
-	row.ev[1] = rd(5000, 1000, 1000);
+	row.f.ev[0] = rd(0, 1000, 0);
+	row.f.ev[1] = rd(5000, 1000, 1000);
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.count[0]);
 	CHECK_NAN(m.ipc);
@@ -168,21 +168,21 @@ static void test_row(void)
 	CHECK_NEAR(m.mpki[2], 1200 * 1000.0 / 5000, TOL);
 
 	/* instructions never running: IPC and MPKI unknown */
-	row.ev[0] = rd(5000, 1000, 1000);
-	row.ev[1] = rd(0, 1000, 0);
+	row.f.ev[0] = rd(5000, 1000, 1000);
+	row.f.ev[1] = rd(0, 1000, 0);
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.ipc);
 	CHECK_NAN(m.mpki[2]);
 
 	/* no cycles counted in the interval: IPC unknown, not inf */
-	row.ev[0] = rd(0, 0, 0);
-	row.ev[1] = rd(5000, 1000, 1000);
+	row.f.ev[0] = rd(0, 0, 0);
+	row.f.ev[1] = rd(5000, 1000, 1000);
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.ipc);
 
 	/* no instructions: IPC is a true 0, MPKI unknown (not inf) */
-	row.ev[0] = rd(5000, 1000, 1000);
-	row.ev[1] = rd(0, 1000, 1000);
+	row.f.ev[0] = rd(5000, 1000, 1000);
+	row.f.ev[1] = rd(0, 1000, 1000);
 	metrics__row(&snap, &row, &m);
 	CHECK_NEAR(m.ipc, 0, 0);
 	CHECK_NAN(m.mpki[2]);
@@ -192,7 +192,7 @@ static void test_row(void)
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.cpu_pct);
 	snap.interval_ns = 500000000ULL;
-	row.oncpu_ns = 1000000000ULL; /* two CPUs busy */
+	row.f.oncpu_ns = 1000000000ULL; /* two CPUs busy */
 	metrics__row(&snap, &row, &m);
 	CHECK_NEAR(m.cpu_pct, 200, TOL);
 }
@@ -205,7 +205,7 @@ static void test_row_not_counting(void)
 
 	memset(&row, 0, sizeof(row));
 	for (i = 0; i < 5; i++)
-		row.ev[i] = rd(1000 * (i + 1), 1000, 1000);
+		row.f.ev[i] = rd(1000 * (i + 1), 1000, 1000);
 
 	/* the readings of an event that is not counting are never used */
 	setup(EVENT_NOT_SUPPORTED, EVENT_COUNTING, EVENT_COUNTING);
@@ -240,7 +240,7 @@ static void test_row_not_counting(void)
 	/* no events configured */
 	setup(EVENT_COUNTING, EVENT_COUNTING, EVENT_COUNTING);
 	snap.nr_events = 0;
-	row.oncpu_ns = 100000000ULL;
+	row.f.oncpu_ns = 100000000ULL;
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.ipc);
 	CHECK_NAN(m.min_coverage);

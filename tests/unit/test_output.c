@@ -63,40 +63,40 @@ static void build_snapshot(void)
 	snprintf(row->comm, sizeof(row->comm), "worker");
 	row->cgroup_id = 7;
 	row->cgroup = "/system.slice/x.service";
-	row->oncpu_ns = 250000000ULL;
-	row->nvcsw = 5;
-	row->nivcsw = 6;
-	row->ev[0] = rd(2000000, 1000, 1000);
-	row->ev[1] = rd(3000000, 1000, 1000);
-	row->ev[2] = rd(999, 1000, 1000);
-	row->ev[3] = rd(300, 1000, 500);
+	row->f.oncpu_ns = 250000000ULL;
+	row->f.nvcsw = 5;
+	row->f.nivcsw = 6;
+	row->f.ev[0] = rd(2000000, 1000, 1000);
+	row->f.ev[1] = rd(3000000, 1000, 1000);
+	row->f.ev[2] = rd(999, 1000, 1000);
+	row->f.ev[3] = rd(300, 1000, 500);
 
 	row = snapshot__add_row(&snap);
 	row->pid = 101;
 	snprintf(row->comm, sizeof(row->comm), "a\"b\\c,d\x01");
-	row->oncpu_ns = 1000;
-	row->ev[0] = rd(10, 10, 10);
-	row->ev[1] = rd(10, 10, 10);
+	row->f.oncpu_ns = 1000;
+	row->f.ev[0] = rd(10, 10, 10);
+	row->f.ev[1] = rd(10, 10, 10);
 
 	row = snapshot__add_row(&snap);
 	row->pid = 102;
 	snprintf(row->comm, sizeof(row->comm), "gone");
 	row->exited = true;
-	row->oncpu_ns = 2000;
-	row->ev[0] = rd(0, 1000, 0);
-	row->ev[1] = rd(500, 1000, 1000);
+	row->f.oncpu_ns = 2000;
+	row->f.ev[0] = rd(0, 1000, 0);
+	row->f.ev[1] = rd(500, 1000, 1000);
 
 	row = snapshot__add_row(&snap);
 	row->pid = PMBPF_OVERFLOW_TGID;
 	row->overflow = true;
 	row->folded = 9;
 	snprintf(row->comm, sizeof(row->comm), "[overflow]");
-	row->oncpu_ns = 3000;
+	row->f.oncpu_ns = 3000;
 }
 
 static char *render(enum output_format fmt, int times)
 {
-	struct output o = { .format = fmt };
+	struct output o = { .format = fmt, .procs = true };
 	char *buf = NULL;
 	size_t len = 0;
 
@@ -247,7 +247,7 @@ static void test_json_empty(void)
 
 static void test_json_start(void)
 {
-	struct output o = { .format = OUTPUT_JSON };
+	struct output o = { .format = OUTPUT_JSON, .procs = true };
 	char *buf = NULL, *lines[MAX_LINES];
 	size_t len = 0;
 	int n, i;
@@ -339,9 +339,10 @@ static void test_csv(void)
 	if (n < 1)
 		goto out;
 	nf = csv_split(lines[0], header, MAX_FIELDS);
-	CHECK_EQ_INT(nf, 11 + 2 * 4 + 1 + 2);
+	CHECK_EQ_INT(nf, 17 + 2 * 4 + 1 + 2);
 	CHECK_STR(lines[0], "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
-			    "voluntary_switches,involuntary_switches,cycles,cycles_coverage,"
+			    "voluntary_switches,involuntary_switches,offcpu_ns,runq_count,"
+			    "runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns,cycles,cycles_coverage,"
 			    "instructions,instructions_coverage,LLC-load-misses,"
 			    "LLC-load-misses_coverage,dTLB-load-misses,dTLB-load-misses_coverage,"
 			    "ipc,LLC-load-misses_mpki,dTLB-load-misses_mpki");

@@ -11,6 +11,7 @@
  *   work fleet N PAGES SECONDS
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
+ *   work migrate A B MS        burn MS ms of CPU in cgroup directory A, then MS in B
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
  */
@@ -147,6 +148,30 @@ int main(int argc, char **argv)
 		while (wait(NULL) > 0)
 			;
 		report("fleet");
+	} else if (!strcmp(argv[1], "migrate") && argc > 4) {
+		double first;
+		int phase;
+
+		for (phase = 0; phase < 2; phase++) {
+			char path[4096];
+			FILE *f;
+			double end;
+			volatile unsigned long x = 0;
+
+			snprintf(path, sizeof(path), "%s/cgroup.procs", argv[2 + phase]);
+			f = fopen(path, "w");
+			if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f)) {
+				perror(path);
+				return 1;
+			}
+			end = now(CLOCK_PROCESS_CPUTIME_ID) + atol(argv[4]) / 1e3;
+			while (now(CLOCK_PROCESS_CPUTIME_ID) < end)
+				x++;
+			if (!phase)
+				first = now(CLOCK_PROCESS_CPUTIME_ID);
+		}
+		printf("{\"first_cpu_ns\":%.0f}\n", first * 1e9);
+		report("migrate");
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;
 		char buf[16];
