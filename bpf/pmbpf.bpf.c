@@ -23,6 +23,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
+/*
+ * 1 for counters the PMU may multiplex (hardware, cache, raw): read with
+ * their enabled/running times. Software counters always run, and reading
+ * them without times skips a clock read per counter.
+ */
+const volatile __u8 ev_timed[PMBPF_MAX_EVENTS] = {};
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -249,10 +255,10 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
  * NULL), and make now the new attribution point.
  */
 static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c, __u32 tgid,
-				      __u32 cpu)
+				      __u32 cpu, __u64 now)
 {
 	struct bpf_perf_event_value v;
-	__u64 now = bpf_ktime_get_ns();
+	__u64 span = now - st->last_ns;
 	__u32 i;
 
 	if (c && st->valid) {
@@ -294,9 +300,20 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
-			stat_inc(PMBPF_STAT_READ_ERRORS);
-			continue;
+		if (ev_timed[i]) {
+			if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
+				stat_inc(PMBPF_STAT_READ_ERRORS);
+				continue;
+			}
+		} else {
+			/* errors come back as -errno in the value */
+			v.counter = bpf_perf_event_read(&events, i * nr_cpus + cpu);
+			if ((__s64)v.counter < 0 && (__s64)v.counter >= -4095) {
+				stat_inc(PMBPF_STAT_READ_ERRORS);
+				continue;
+			}
+			v.enabled = st->last[i].enabled + span;
+			v.running = st->last[i].running + span;
 		}
 		if (c && st->valid) {
 			c->ev[i].value += v.counter - st->last[i].value;
@@ -395,15 +412,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
 		return 0;
-	stat_inc(PMBPF_STAT_SWITCHES);
-
 	if (!preempt && prev_state != TASK_RUNNING)
 		st->pend_nvcsw++;
 	else
 		st->pend_nivcsw++;
 
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	next_tgid = BPF_CORE_READ(next, tgid);
+	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid);
 	next_want = wanted(next, next_tgid);
 	/*
@@ -448,9 +463,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * credit would go to the same entry: defer it to the next switch.
 	 */
 	if (!dead && !has_lat && want && st->valid && tgid == next_tgid &&
-	    BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups)) {
+	    (btf ? prev->cgroups == next->cgroups :
+		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
-		stat_inc(PMBPF_STAT_HANDOFFS);
 		return 0;
 	}
 
@@ -462,12 +477,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
 	if (want)
 		c = entry_get(tgid, cgid, prev);
-	attribute(st, c, tgid, cpu);
+	attribute(st, c, tgid, cpu, now);
 	st->pend_offcpu_ns = off;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
 	st->pend_tgid = next_tgid;
-	st->span_cgid = BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
+	st->span_cgid = btf ? next->cgroups->dfl_cgrp->kn->id :
+			      BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
 		process_exit(tgid, cgid);
@@ -569,7 +585,7 @@ static __always_inline int credit_current(void)
 		return 0; /* the next monitored task's switch-in sets the starting point */
 	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
 	c = entry_get(tgid, cgid, task);
-	attribute(st, c, tgid, bpf_get_smp_processor_id());
+	attribute(st, c, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns());
 	st->span_cgid = bpf_get_current_cgroup_id();
 	return 0;
 }

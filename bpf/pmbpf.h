@@ -66,8 +66,6 @@ struct pmbpf_exit {
 
 /* Per-CPU self statistics (indices into the stats array). */
 enum pmbpf_stat {
-	PMBPF_STAT_SWITCHES,	  /* sched_switch calls seen */
-	PMBPF_STAT_HANDOFFS,	  /* switches between threads of one process */
 	PMBPF_STAT_READ_ERRORS,	  /* bpf_perf_event_read_value failures */
 	PMBPF_STAT_OVERFLOW,	  /* credits that went to the overflow entry */
 	PMBPF_STAT_EXITS,	  /* exit records sent */

@@ -447,8 +447,6 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->stats[PMBPF_STAT_EXITS_LOST]);
 	jw_key(&w, "read_errors");
 	jw_u64(&w, snap->stats[PMBPF_STAT_READ_ERRORS]);
-	jw_key(&w, "switches");
-	jw_u64(&w, snap->stats[PMBPF_STAT_SWITCHES]);
 	jw_key(&w, "wakeups");
 	jw_u64(&w, snap->stats[PMBPF_STAT_WAKEUPS]);
 	jw_key(&w, "waits_unmatched");

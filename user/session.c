@@ -160,7 +160,7 @@ static bool have_tp_btf(void)
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 {
 	struct pmbpf_bpf *skel;
-	int err;
+	int err, i;
 
 	skel = pmbpf_bpf__open();
 	if (!skel) {
@@ -170,6 +170,8 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	}
 	skel->rodata->nr_cpus = s->nr_cpus;
 	skel->rodata->nr_events = s->nr_slots;
+	for (i = 0; i < s->nr_slots; i++)
+		skel->rodata->ev_timed[i] = s->ev[s->slot_event[i]].spec.type != PERF_TYPE_SOFTWARE;
 	skel->rodata->filter_tgid = o->pid;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
