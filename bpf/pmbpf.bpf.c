@@ -276,7 +276,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 		c->offcpu_ns += st->pend_offcpu_ns;
 		if (st->pend_runq) {
 			__u64 lat = st->pend_runq_ns;
-			__u32 slot = log2_slot(lat / 1000);
+			__u64 slot = log2_slot(lat / 1000);
 
 			c->runq_count++;
 			c->runq_total_ns += lat;
@@ -288,7 +288,10 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			}
 			if (slot >= PMBPF_RUNQ_SLOTS)
 				slot = PMBPF_RUNQ_SLOTS - 1;
-			c->runq_hist[slot]++;
+			/* checked again on the register used: 6.1's verifier loses the bound */
+			barrier_var(slot);
+			if (slot < PMBPF_RUNQ_SLOTS)
+				c->runq_hist[slot]++;
 		}
 	}
 	st->pend_nvcsw = 0;

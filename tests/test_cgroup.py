@@ -253,14 +253,16 @@ def test_runq_latency_contention_vs_alone():
         rows = [r for r in recs if r["type"] == "process" and r["pid"] == pid]
         lat = [r["runq"]["p50_ns"] for r in rows if r["runq"]["count"]]
         return max(lat) if lat else 0
+    meds = []
     for pid in pair_pids:
         rows, count, hist = runq_of(recs, pid)
         assert count >= 50, count  # preempted every slice
         med = p50(pid)
         assert 300e3 <= med <= 50e6, med  # of the order of a slice (ms), not us
+        meds.append(med)
+    # alone, it waits only for whatever else runs on CPU 1: much less
     rows, count, hist = runq_of(recs, alone_pid)
-    small = sum(n for i, n in hist.items() if i <= 8)  # < 512 us
-    assert count == 0 or small >= 0.9 * count, hist
+    assert count == 0 or p50(alone_pid) <= min(meds) / 2, (p50(alone_pid), meds, hist)
 
 
 def test_runq_count_equals_wakeups():

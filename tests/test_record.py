@@ -111,11 +111,24 @@ def test_short_lived_processes_all_reported(recorder):
 
 
 def test_pinned_busy_loop_steady(recorder):
-    """A task that never switches out shows 95-100% in every interval."""
+    """A task that never switches out shows 95-100% in every interval.
+
+    The spinner runs SCHED_FIFO on CPU 1 (RT throttling off for the test) so
+    that other work on a busy machine cannot take CPU 1 from it: any dip is
+    then pmbpf's, not the machine's.
+    """
+    with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
+        rt_runtime = f.read().strip()
     rec = recorder("-e", "task-clock", "-i", "0.5", cpu=0)
-    proc = subprocess.Popen(["taskset", "-c", "1", WORK, "spin", "3.2"],
-                            stdout=subprocess.PIPE, text=True)
-    out = proc.communicate()[0]
+    try:
+        with open("/proc/sys/kernel/sched_rt_runtime_us", "w") as f:
+            f.write("-1")
+        proc = subprocess.Popen(["taskset", "-c", "1", "chrt", "-f", "10", WORK, "spin", "3.2"],
+                                stdout=subprocess.PIPE, text=True)
+        out = proc.communicate()[0]
+    finally:
+        with open("/proc/sys/kernel/sched_rt_runtime_us", "w") as f:
+            f.write(rt_runtime)
     rec.stop()
     pid = int(re.search(r'"pid":(\d+)', out).group(1))
     rows = [r for r in rec.rows(pid) if not r["exited"]]

@@ -46,5 +46,11 @@ if [ "$need_update" -eq 1 ] || [ ! -d /var/lib/apt/lists ] ||
 fi
 # The :arm64 development packages must match the installed amd64 versions of
 # the same libraries (Multi-Arch: same), so apt may upgrade a few amd64 ones.
+export DEBIAN_FRONTEND=noninteractive
 # shellcheck disable=SC2086
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $todo
+if ! apt-get install -y -q --no-install-recommends $todo; then
+	# Stale lists name package versions the archive no longer has.
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $todo
+fi

@@ -21,16 +21,43 @@ cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
 mkdir -p "$cache"
 cd "$cache"
 
-# The versioned kernel package that Debian's linux-image-ARCH metapackage
-# currently depends on, e.g. linux-image-6.1.0-56-arm64.
+native=$(dpkg --print-architecture)
+# apt-cache takes about a second to start with two architectures: ask it
+# everything in two calls, kernels first.
+deps=
+policy=
+
+# lookup ARCH...: fills deps and policy for these architectures.
+lookup() {
+	meta=
+	for a in "$@"; do
+		meta="$meta linux-image-$a:$a"
+	done
+	# shellcheck disable=SC2086
+	deps=$(apt-cache depends $meta 2>/dev/null || true)
+	pkgs=
+	for a in "$@"; do
+		k=$(kernel_pkg "$a")
+		pkgs="$pkgs ${k:+$k:$a} busybox-static:$a"
+	done
+	# shellcheck disable=SC2086
+	policy=$(apt-cache policy $pkgs 2>/dev/null || true)
+}
+
+# kernel_pkg ARCH: the versioned kernel package that Debian's
+# linux-image-ARCH metapackage depends on, e.g. linux-image-6.1.0-56-arm64.
 kernel_pkg() {
-	apt-cache depends "linux-image-$1:$1" 2>/dev/null |
+	printf '%s\n' "$deps" |
 		sed -n "s/^ *Depends: \(linux-image-6\.1\.[0-9.]*-[0-9]*-$1\)\(:$1\)\{0,1\}\$/\1/p" |
 		head -n 1
 }
 
+# candidate PKG ARCH: the version apt would install. apt-cache policy heads
+# each package "name:arch:", or "name:" for the native architecture.
 candidate() {
-	apt-cache policy "$1:$2" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)' || true
+	printf '%s\n' "$policy" | awk -v want="$1:$2" -v native="$native" '
+		/^[^ ]/ { h = $0; sub(/:$/, "", h); if (!index(h, ":")) h = h ":" native; cur = (h == want); next }
+		cur && $1 == "Candidate:" { if ($2 != "(none)") print $2; exit }'
 }
 
 # get PKG ARCH MEMBER OUT: extracts file MEMBER (a path in the package, as
@@ -86,6 +113,8 @@ fetch() {
 	fi
 	if [ -n "$pkg" ]; then
 		get "$pkg" "$arch" "./boot/vmlinuz-${pkg#linux-image-}" "vmlinuz-$arch"
+	else
+		echo "fetch-kernels: apt knows no linux-image-$arch:$arch; using cached vmlinuz-$arch ($(cat "vmlinuz-$arch.version"))" >&2
 	fi
 	get busybox-static "$arch" ./bin/busybox "busybox-$arch"
 }
@@ -93,10 +122,14 @@ fetch() {
 [ $# -gt 0 ] || set -- arm64 amd64
 for arch in "$@"; do
 	case $arch in
-	arm64 | amd64) fetch "$arch" ;;
+	arm64 | amd64) ;;
 	*)
 		echo "fetch-kernels: unknown architecture '$arch' (arm64 or amd64)" >&2
 		exit 2
 		;;
 	esac
+done
+lookup "$@"
+for arch in "$@"; do
+	fetch "$arch"
 done

@@ -21,6 +21,7 @@ u32_at() { od -A n -t u4 -j "$1" -N 4 "$image" | tr -d ' '; }
 
 size=$(wc -c <"$image")
 btf_off=
+# shellcheck disable=SC2013 # offsets are words
 for off in $(LC_ALL=C grep -obUaP '\x9f\xeb\x01\x00\x18\x00\x00\x00' "$image" | cut -d: -f1); do
 	type_off=$(u32_at $((off + 8)))
 	type_len=$(u32_at $((off + 12)))

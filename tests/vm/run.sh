@@ -24,7 +24,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-out=build/vm
+out=$top/build/vm
 pmbpf_arm64=
 pmbpf_x86=
 limit=180
@@ -32,8 +32,9 @@ keep=0
 all_suites="arm64-icount0 arm64-icount2 arm64-noicount amd64"
 
 usage() {
-	sed -n 's/^# \{0,1\}//; 5,21p' "$0" >&2
-	exit 2
+	# The header comment, from its usage line to its end.
+	awk 'NR > 4 && !/^#/ { exit } NR > 4 { sub(/^# ?/, ""); print }' "$0" >&2
+	exit "${1:-2}"
 }
 
 while [ $# -gt 0 ]; do
@@ -43,11 +44,12 @@ while [ $# -gt 0 ]; do
 	--pmbpf-x86) pmbpf_x86=$2; shift 2 ;;
 	-t) limit=$2; shift 2 ;;
 	-k) keep=1; shift ;;
-	-h | --help) usage ;;
+	-h | --help) usage 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
 	*) break ;;
 	esac
 done
+# shellcheck disable=SC2086 # a list of words
 [ $# -gt 0 ] || set -- $all_suites
 for s in "$@"; do
 	case " $all_suites " in
@@ -55,15 +57,28 @@ for s in "$@"; do
 	*) echo "run.sh: unknown suite '$s' (one of: $all_suites)" >&2; exit 2 ;;
 	esac
 done
-for f in "$pmbpf_arm64" "$pmbpf_x86"; do
-	if [ -n "$f" ] && [ ! -x "$f" ]; then
-		echo "run.sh: pmbpf binary $f does not exist" >&2
+# check_static FILE MACHINE: FILE must be a static executable for MACHINE (as
+# readelf names it): the guests have no libraries.
+check_static() {
+	[ -n "$1" ] || return 0
+	if [ ! -x "$1" ]; then
+		echo "run.sh: pmbpf binary $1 does not exist" >&2
 		exit 2
 	fi
-done
+	if ! readelf -h "$1" 2>/dev/null | grep -q "Machine: *$2\$"; then
+		echo "run.sh: $1 is not an $2 executable" >&2
+		exit 2
+	fi
+	if readelf -l "$1" | grep -q 'program interpreter'; then
+		echo "run.sh: $1 is dynamically linked; the guests need a static pmbpf (make STATIC=1)" >&2
+		exit 2
+	fi
+}
+check_static "$pmbpf_arm64" AArch64
+check_static "$pmbpf_x86" "Advanced Micro Devices X86-64"
 
 cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
-export PMBPF_VM_CACHE=$cache
+export PMBPF_VM_CACHE="$cache"
 mkdir -p "$out/logs"
 out=$(cd "$out" && pwd)
 
@@ -96,43 +111,36 @@ total_skip=0
 
 # boot SUITE LOG: runs the guest of SUITE with its console in LOG.
 boot() {
-	case $1 in
+	suite=$1
+	log=$2
+	case $suite in
 	arm64-*)
 		icount=
-		case $1 in
-		arm64-icount*) icount=${1#arm64-icount} ;;
+		case $suite in
+		arm64-icount*) icount=${suite#arm64-icount} ;;
 		esac
+		# shellcheck disable=SC2086 # no -icount when empty
 		set -- qemu-system-aarch64 -M virt -cpu max,pauth=off -smp 1 -m 1G \
-			-nographic -no-reboot \
-			${icount:+-icount shift=$icount} \
+			-nographic -no-reboot ${icount:+-icount shift=$icount} \
 			-kernel "$cache/vmlinuz-arm64" -initrd "$out/arm64.cpio" \
-			-append "console=ttyAMA0 panic=-1 quiet${icount:+ pmbpf_vm.icount=$icount}" \
-			-- "$2"
+			-append "console=ttyAMA0 panic=-1 quiet${icount:+ pmbpf_vm.icount=$icount}"
 		;;
 	amd64)
 		set -- qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 512M \
 			-nographic -no-reboot \
 			-kernel "$cache/vmlinuz-amd64" -initrd "$out/amd64.cpio" \
-			-append "console=ttyS0 panic=-1 quiet" \
-			-- "$2"
+			-append "console=ttyS0 panic=-1 quiet"
 		;;
 	esac
-	# The last argument, after --, is the log; the rest is the command.
-	log=
-	cmd=
+	# The command as a shell line, to run the guest again by hand.
 	for a in "$@"; do
-		if [ "$a" = -- ]; then
-			log=next
-			continue
-		fi
-		if [ "$log" = next ]; then
-			log=$a
-			continue
-		fi
-		cmd="$cmd '$a'"
-	done
-	echo "$cmd" | sed 's/^ //' >"$log.cmd"
-	eval "timeout -k 5 $limit $cmd" </dev/null >"$log.raw" 2>&1
+		case $a in
+		*" "*) printf "'%s' " "$a" ;;
+		*) printf '%s ' "$a" ;;
+		esac
+	done >"$log.cmd"
+	echo >>"$log.cmd"
+	timeout -k 5 "$limit" "$@" </dev/null >"$log.raw" 2>&1
 }
 
 for suite in "$@"; do

@@ -42,26 +42,34 @@ check_pmbpf_events() {
 	else
 		fail pmbpf-events "exit=$rc got: $got; want: $want"
 		show pmbpf-events.out pmbpf-events.err
+		if [ $rc -ne 0 ]; then
+			pmbpf_verbose pmbpf-events record -o json -i 250ms -c 1 -e cycles
+			show pmbpf-events.verbose
+		fi
 	fi
 }
 
+# check_pmbpf_page_faults NAME [pmbpf options]: the raw_tp fallback too
 check_pmbpf_page_faults() {
-	workload_start pmbpf-pf.wl pagetouch $PAGES || { fail pmbpf-page-faults "pagetouch did not start"; return; }
-	if ! pmbpf_start pmbpf-pf.out -p "$WL_PID" -e page-faults; then
-		fail pmbpf-page-faults "pmbpf record printed no event line"
-		show pmbpf-pf.out pmbpf-pf.out.err
+	name=$1
+	shift
+	workload_start $name.wl pagetouch $PAGES || { fail $name "pagetouch did not start"; return; }
+	if ! pmbpf_start $name.out -p "$WL_PID" -e page-faults "$@"; then
+		fail $name "pmbpf record printed no event line"
+		show $name.out $name.out.err
 		kill "$WL_PID"
 		return
 	fi
 	workload_go
 	pmbpf_stop
 	rc=$?
-	n=$(proc_sum pmbpf-pf.out "$WL_PID" page-faults)
+	n=$(proc_sum $name.out "$WL_PID" page-faults)
+	attach=$(session_attach $name.out)
 	if [ $rc -eq 0 ] && [ -n "$n" ] && page_faults_ok "$n"; then
-		pass pmbpf-page-faults "pages=$PAGES credited=$n"
+		pass $name "pages=$PAGES credited=$n attach=$attach"
 	else
-		fail pmbpf-page-faults "exit=$rc pages=$PAGES credited=${n:-none} (want $PAGES..+2%)"
-		show pmbpf-pf.wl pmbpf-pf.out pmbpf-pf.out.err
+		fail $name "exit=$rc pages=$PAGES credited=${n:-none} (want $PAGES..+2%) attach=$attach"
+		show $name.wl $name.out $name.out.err
 	fi
 }
 
@@ -73,5 +81,6 @@ if ! have_pmbpf; then
 	skip pmbpf "no pmbpf binary in this guest (run.sh --pmbpf-x86)"
 else
 	check_pmbpf_events
-	check_pmbpf_page_faults
+	check_pmbpf_page_faults pmbpf-page-faults
+	check_pmbpf_page_faults pmbpf-page-faults-raw-tp --raw-tp
 fi

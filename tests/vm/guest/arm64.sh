@@ -88,6 +88,10 @@ check_pmbpf_events() {
 	else
 		fail pmbpf-events "exit=$rc got: $got; want: $want"
 		show pmbpf-events.out pmbpf-events.err
+		if [ $rc -ne 0 ]; then
+			pmbpf_verbose pmbpf-events record -o json -i 250ms -c 1 -e cycles
+			show pmbpf-events.verbose
+		fi
 	fi
 }
 

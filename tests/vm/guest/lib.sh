@@ -138,13 +138,16 @@ pmbpf_start() {
 	timeout -s KILL "$PMBPF_TIMEOUT" "$PMBPF" record -o json -i "$PMBPF_INTERVAL" "$@" \
 		>"$pm_out" 2>"$pm_out.err" &
 	PMBPF_PID=$!
-	if ! wait_for 30 grep -qs '"type": *"event"' "$pm_out"; then
+	if ! wait_for 30 pmbpf_ready "$pm_out" || pmbpf_gone; then
 		kill -INT "$PMBPF_PID" 2>/dev/null
 		wait "$PMBPF_PID"
 		return 1
 	fi
 	sleep 0.3
 }
+
+# pmbpf_ready OUT: pmbpf has printed its event lines, or has died.
+pmbpf_ready() { grep -qs '"type": *"event"' "$1" || pmbpf_gone; }
 
 # pmbpf_stop: gives pmbpf 2 s to report the workload's exit and stop by
 # itself (it does when its -p process is gone), then stops it with SIGINT.
@@ -155,6 +158,15 @@ pmbpf_stop() {
 }
 
 pmbpf_gone() { ! kill -0 "$PMBPF_PID" 2>/dev/null; }
+
+# pmbpf_verbose NAME ARGS...: when a check fails because pmbpf did not start,
+# runs `pmbpf ARGS -v` once more to NAME.verbose, whose end (the verifier's
+# complaint, usually) goes into the failure report.
+pmbpf_verbose() {
+	name=$1
+	shift
+	pmbpf_run "$@" -v >"$name.verbose" 2>&1
+}
 
 # jl_compact FILE: the JSON Lines without blanks after ':' and ',', so that
 # the patterns below need not allow for them.
