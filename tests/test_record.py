@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """pmbpf record against ground truth the tests create (software events: no PMU here)."""
 import csv
+import json
 import io
 import os
 import re
@@ -245,3 +246,49 @@ def test_sigterm_stops_cleanly():
     assert p.returncode == 0, err
     assert time.time() - t0 < 1.5
     assert '"system"' in out  # the partial interval is reported, not lost
+
+
+def spawn_with_pid(pid, args):
+    """Start args as process pid (root: /proc/sys/kernel/ns_last_pid), or None."""
+    for _ in range(50):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        p = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        if p.pid == pid:
+            return p
+        p.communicate()
+    return None
+
+
+def test_pid_reuse_does_not_merge(recorder):
+    """Two processes with the same PID in one interval are two rows, each with its own counts."""
+    rec = recorder("-e", "page-faults", "-i", "3")
+    first = subprocess.Popen([WORK, "touch", "3000"], stdout=subprocess.PIPE, text=True)
+    a = json.loads(first.communicate()[0])
+    second = spawn_with_pid(a["pid"], [WORK, "touch", "7000"])
+    if second is None:
+        rec.stop()
+        pytest.skip("could not get the same PID again (other forks raced)")
+    b = json.loads(second.communicate()[0])
+    recs = rec.stop()
+    rows = [r for r in recs if r["type"] == "process" and r["pid"] == a["pid"]]
+    assert len(rows) == 2 and all(r["exited"] for r in rows), rows
+    faults = sorted(r["events"]["page-faults"]["raw"] for r in rows)
+    assert 3000 <= faults[0] <= 3000 + 150 and 7000 <= faults[1] <= 7000 + 150, faults
+    assert b["pid"] == a["pid"]
+
+
+def test_eight_counters_at_once(recorder):
+    """The maximum of 8 counters: all counting, consistent with each other."""
+    events = ("cpu-clock,task-clock,page-faults,context-switches,cpu-migrations,"
+              "minor-faults,major-faults,alignment-faults")
+    rec = recorder("-e", events, "-i", "0.5")
+    truth = work("touch", 5000)[0]
+    recs = rec.stop()
+    assert [r["state"] for r in recs if r["type"] == "event"] == ["counting"] * 8
+    rows = rec.rows(truth["pid"])
+    pf = rec.total(truth["pid"], "page-faults")
+    assert pf == rec.total(truth["pid"], "minor-faults") + rec.total(truth["pid"], "major-faults")
+    assert 5000 <= pf <= 5000 + 200
+    assert abs(rec.total(truth["pid"], "task-clock") - rec.total(truth["pid"], "oncpu_ns")) <= \
+        0.01 * rec.total(truth["pid"], "oncpu_ns") + 1e5
