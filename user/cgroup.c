@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include "cgroup.h"
@@ -115,6 +116,27 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	if (statfs(buf, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
 		fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory\n", buf);
 		return -EINVAL;
+	}
+	return 0;
+}
+
+int cgroup__create(const char *prefix, char *buf, size_t len)
+{
+	char mount[4096];
+	int err, n;
+
+	err = cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount));
+	if (err) {
+		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
+		return err;
+	}
+	n = snprintf(buf, len, "%s/%s-%d", mount, prefix, (int)getpid());
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	if (mkdir(buf, 0755) && errno != EEXIST) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot create cgroup %s: %s\n", buf, strerror(-err));
+		return err;
 	}
 	return 0;
 }

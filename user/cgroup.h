@@ -19,6 +19,12 @@ int cgroup__level(const char *abs_path);
  */
 int cgroup__resolve(const char *arg, char *buf, size_t len);
 
+/*
+ * Create an empty cgroup below the cgroup2 mount named after prefix and this
+ * process, for a command to run in; the absolute path goes to buf.
+ */
+int cgroup__create(const char *prefix, char *buf, size_t len);
+
 struct cgroup_cache *cgroup_cache__new(void);
 /*
  * Path of a cgroup id below the cgroup2 mount ("/" for the root), or NULL

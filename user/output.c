@@ -576,6 +576,75 @@ static void csv(struct output *o, const struct snapshot *snap)
 	fflush(o->f);
 }
 
+void output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+		     char *const *argv, int exit_code, unsigned int nr_procs)
+{
+	struct row_metrics m;
+	struct json_writer w;
+	char buf[64];
+	int i;
+
+	if (o->format == OUTPUT_JSON) {
+		jw_init(&w, o->f);
+		jw_start_object(&w);
+		jw_key(&w, "type");
+		jw_string(&w, "command");
+		jw_key(&w, "command");
+		jw_start_array(&w);
+		for (i = 0; argv[i]; i++)
+			jw_string(&w, argv[i]);
+		jw_end_array(&w);
+		jw_key(&w, "exit_code");
+		jw_s64(&w, exit_code);
+		jw_key(&w, "wall_s");
+		jw_double(&w, snap->interval_ns / 1e9, 6);
+		jw_key(&w, "processes");
+		jw_u64(&w, nr_procs);
+		json_figures(&w, snap, f);
+		jw_end_object(&w);
+		fputc('\n', o->f);
+		fflush(o->f);
+		return;
+	}
+	metrics__figures(snap, f, &m);
+	fprintf(o->f, "\n Counts for '");
+	for (i = 0; argv[i]; i++)
+		fprintf(o->f, "%s%s", i ? " " : "", argv[i]);
+	fprintf(o->f, "' and its children (%u processes):\n\n", nr_procs);
+	fprintf(o->f, "%18.3f ms   on-CPU time       # %.3f CPUs utilized\n", f->oncpu_ns / 1e6,
+		m.cpu_pct / 100);
+	for (i = 0; i < snap->nr_events; i++) {
+		const struct event_info *ev = &snap->events[i];
+
+		if (ev->state != EVENT_COUNTING) {
+			fprintf(o->f, "%18s      %-17s # %s\n", "-", ev->spec.name,
+				event_state__str(ev->state));
+			continue;
+		}
+		if (ev->spec.kind & EVENT_TIME)
+			snprintf(buf, sizeof(buf), "%.3f ms", m.count[i] / 1e6);
+		else
+			snprintf(buf, sizeof(buf), "%.0f   ", m.count[i]);
+		fprintf(o->f, "%21s   %-17s", buf, ev->spec.name);
+		if (m.coverage[i] < 1.0)
+			fprintf(o->f, " (%.1f%% counted)", m.coverage[i] * 100);
+		if (isfinite(m.mpki[i]))
+			fprintf(o->f, " # %.2f per 1000 instructions", m.mpki[i]);
+		fputc('\n', o->f);
+	}
+	if (isfinite(m.ipc))
+		fprintf(o->f, "%18.3f      IPC\n", m.ipc);
+	else
+		fprintf(o->f, "%18s      IPC               # needs cycles and instructions\n", "-");
+	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->nvcsw);
+	fprintf(o->f, "%18llu      involuntary switches\n", (unsigned long long)f->nivcsw);
+	if (f->runq_count)
+		fprintf(o->f, "%18.1f us   run-queue latency p99 (%llu waits, max %.1f us)\n",
+			m.runq_p99_ns / 1e3, (unsigned long long)f->runq_count, m.runq_max_ns / 1e3);
+	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9, exit_code);
+	fflush(o->f);
+}
+
 void output__snapshot(struct output *o, const struct snapshot *snap)
 {
 	switch (o->format) {
