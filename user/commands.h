@@ -10,6 +10,7 @@
 extern volatile sig_atomic_t exiting;
 
 int cmd_record(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
 /* SIGINT and SIGTERM set exiting. */

@@ -14,6 +14,7 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "record", cmd_record, "print per-process figures every interval (table, JSON, CSV)" },
+	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
 #endif
