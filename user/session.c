@@ -25,11 +25,18 @@
 #define GRAVE_GENS 5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
 
+/*
+ * A process known to be gone. In limbo (PID reused before its exit record
+ * was read) its kernel entry still has to be diffed against cum; otherwise
+ * the kernel entry is gone and any entry of it that shows up again is a
+ * residue that counts from zero.
+ */
 struct grave {
 	struct pmbpf_key key;
 	__u64 start_ns;
 	__u64 gen;
-	struct pmbpf_counts cum; /* last cumulative counts seen (limbo) */
+	bool limbo;
+	struct pmbpf_counts cum; /* last cumulative counts seen */
 };
 
 struct session {
@@ -481,7 +488,7 @@ static void counts_sum_cpus(struct session *s, const char *vals, struct pmbpf_co
 }
 
 static void grave_add(struct session *s, const struct pmbpf_key *key,
-		      const struct pmbpf_counts *cum)
+		      const struct pmbpf_counts *cum, bool limbo)
 {
 	struct grave *g;
 
@@ -498,6 +505,7 @@ static void grave_add(struct session *s, const struct pmbpf_key *key,
 	g->key = *key;
 	g->start_ns = cum->start_ns;
 	g->gen = s->gen;
+	g->limbo = limbo;
 	g->cum = *cum;
 }
 
@@ -594,11 +602,14 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		return -ENOMEM;
 	if (e->gen && e->cum.start_ns != cur.start_ns) {
 		/* PID reused before the old process's exit record was read. */
-		grave_add(s, key, &e->cum);
+		grave_add(s, key, &e->cum, true);
 		memset(&e->cum, 0, sizeof(e->cum));
+		e->gen = 0;
 	}
 	g = grave_find(s, key, cur.start_ns);
-	prev = g && !e->gen ? &g->cum : &e->cum;
+	if (g && g->limbo)
+		g = NULL; /* (cannot happen: the kernel entry now has the new start) */
+	prev = &e->cum; /* zero for a new entry, residues included */
 	counts_sub(&d, &cur, prev);
 	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
 	e->cum = cur;
@@ -615,9 +626,9 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		/* A dead process's entry (residue after its exit record, or lost record). */
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
 		if (g)
-			g->cum = cur;
+			g->gen = s->gen;
 		else
-			grave_add(s, key, &cur);
+			grave_add(s, key, &cur, false);
 		proctable__remove(&s->table, e);
 	}
 	return 0;
@@ -708,7 +719,7 @@ static void drop_moved_entries(struct session *s)
 			    e->cum.start_ns != x->total.start_ns)
 				continue;
 			bpf_map_delete_elem(fd, &e->key);
-			grave_add(s, &e->key, &e->cum);
+			grave_add(s, &e->key, &e->cum, false);
 			proctable__remove(&s->table, e);
 			break;
 		}
@@ -730,11 +741,12 @@ static int on_exits(struct session *s)
 		const struct pmbpf_counts *prev = &zero;
 		struct grave *g;
 
-		if (e && e->cum.start_ns == x->total.start_ns) {
+		g = grave_find(s, &x->key, x->total.start_ns);
+		if (e && e->cum.start_ns == x->total.start_ns)
 			prev = &e->cum;
-		} else if ((g = grave_find(s, &x->key, x->total.start_ns))) {
+		else if (g && g->limbo)
 			prev = &g->cum;
-		}
+		/* else: first seen at its exit, or a residue entry's own exit: from zero */
 		counts_sub(&d, &x->total, prev);
 		if (e && e->cum.start_ns == x->total.start_ns && e->row_gen == s->gen) {
 			row_merge(s, &s->cur->rows[e->row], &d);
@@ -743,12 +755,11 @@ static int on_exits(struct session *s)
 			if (err)
 				return err;
 		}
-		g = grave_find(s, &x->key, x->total.start_ns);
 		if (g) {
-			g->cum = x->total;
+			g->limbo = false;
 			g->gen = s->gen;
 		} else {
-			grave_add(s, &x->key, &x->total);
+			grave_add(s, &x->key, &x->total, false);
 		}
 		if (e && e->cum.start_ns == x->total.start_ns)
 			proctable__remove(&s->table, e);
