@@ -12,6 +12,9 @@ extern volatile sig_atomic_t exiting;
 int cmd_record(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+#ifndef PMBPF_MINIMAL
+int cmd_profile(int argc, char **argv);
+#endif
 
 /* SIGINT and SIGTERM set exiting. */
 int signals__setup(void);

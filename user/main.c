@@ -17,6 +17,7 @@ static const struct cmd {
 	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
+	{ "profile", cmd_profile, "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
 #endif
 	{ "list", cmd_list, "list event names" },
 	{ "version", cmd_version, "print the version" },

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Stacks: where the samples (on-CPU) or the blocked time (off-CPU) go.
+ *
+ * On-CPU: userspace opens a sampling event per CPU (pid = -1) and attaches
+ * sample to each; every sample adds 1 to the (process, cgroup, user stack,
+ * kernel stack) entry. Off-CPU: at sched_switch the outgoing thread's stacks
+ * and the time are kept; when the thread is switched back in, the time it
+ * spent off the CPU is added to the entry of the stacks it left with.
+ *
+ * The first sample of a process (and the first after an exec) is reported
+ * through a ring buffer, so that userspace reads its mappings while it is
+ * still alive.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "profile.h"
+
+#define EFAULT 14
+#define EEXIST 17
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 filter_tgid = 0;
+const volatile __u32 filter_cgroup = 0; /* 1: only tasks under cgroup_filter[0] */
+
+/* The cgroup whose subtree is profiled when filter_cgroup is set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
+/* User and kernel stacks by id; only added to, read by userspace at the end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, PROFILE_MAX_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* Weight per (process, cgroup, stacks); only added to, read at the end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct profile_key);
+	__type(value, struct profile_value);
+} counts SEC(".maps");
+
+/* Processes already reported to userspace; an exec forgets its process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen SEC(".maps");
+
+/* New processes (struct profile_proc); consumed by userspace as they come. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} procs SEC(".maps");
+
+struct offcpu_start {
+	__u64 ts;
+	struct profile_key key;
+};
+
+/* Off-CPU: switch-out time and stacks per thread; deleted at switch-in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct offcpu_start);
+} starts SEC(".maps");
+
+/* Self statistics, enum profile_stat; only ever incremented. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PROFILE_STAT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_add(__u32 idx, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		*v += n;
+}
+
+static __always_inline bool wanted(__u32 tgid)
+{
+	if (filter_tgid && tgid != filter_tgid)
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
+	return true;
+}
+
+static __always_inline void check_stack_id(__s32 id)
+{
+	if (id < 0 && id != -EFAULT)
+		stat_add(PROFILE_STAT_STACK_ERRORS, 1);
+}
+
+/* Fill key with the current task's process, cgroup and stacks. */
+static __always_inline void key_fill(struct profile_key *key, void *ctx, __u32 tgid)
+{
+	key->tgid = tgid;
+	key->cgroup_id = bpf_get_current_cgroup_id();
+	/* Kernel threads and the idle task have no user stack. */
+	key->user_stack_id = tgid ? bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK) : -EFAULT;
+	key->kern_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+	check_stack_id(key->user_stack_id);
+	check_stack_id(key->kern_stack_id);
+}
+
+/* Tell userspace about a process it has not seen yet. */
+static __always_inline void proc_notify(__u32 tgid)
+{
+	struct profile_proc rec = { .tgid = tgid };
+	__u8 one = 1;
+
+	if (!tgid || bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST))
+		return;
+	if (bpf_ringbuf_output(&procs, &rec, sizeof(rec), 0)) {
+		/* Try again at its next sample. */
+		bpf_map_delete_elem(&seen, &tgid);
+		stat_add(PROFILE_STAT_PROCS_LOST, 1);
+	}
+}
+
+static __always_inline void weight_add(const struct profile_key *key, struct task_struct *task,
+				       __u64 weight)
+{
+	struct profile_value *v, zero = {};
+	long err;
+
+	v = bpf_map_lookup_elem(&counts, key);
+	if (!v) {
+		BPF_CORE_READ_STR_INTO(&zero.comm, task, group_leader, comm);
+		err = bpf_map_update_elem(&counts, key, &zero, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			stat_add(PROFILE_STAT_LOST, weight);
+			return;
+		}
+		v = bpf_map_lookup_elem(&counts, key);
+		if (!v) {
+			stat_add(PROFILE_STAT_LOST, weight);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->weight, weight);
+	stat_add(PROFILE_STAT_WEIGHT, weight);
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	struct profile_key key = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!wanted(tgid))
+		return 0;
+	stat_add(PROFILE_STAT_SAMPLES, 1);
+	key_fill(&key, ctx, tgid);
+	proc_notify(tgid);
+	weight_add(&key, (struct task_struct *)bpf_get_current_task(), 1);
+	return 0;
+}
+
+static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct task_struct *next)
+{
+	struct offcpu_start *start, st = {};
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 pid = id, tgid = id >> 32;
+
+	/* prev is current here: its stacks are the ones it blocks with. */
+	if (pid && wanted(tgid)) {
+		st.ts = now;
+		key_fill(&st.key, ctx, tgid);
+		if (bpf_map_update_elem(&starts, &pid, &st, BPF_ANY))
+			stat_add(PROFILE_STAT_STARTS_LOST, 1);
+		else
+			stat_add(PROFILE_STAT_SWITCHES_OUT, 1);
+		proc_notify(tgid);
+	}
+
+	pid = BPF_CORE_READ(next, pid);
+	start = bpf_map_lookup_elem(&starts, &pid);
+	if (!start)
+		return 0;
+	if (now > start->ts)
+		weight_add(&start->key, next, now - start->ts);
+	bpf_map_delete_elem(&starts, &pid);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(offcpu_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, prev, next);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(offcpu_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return on_switch(ctx, prev, next);
+}
+
+/* After an exec the mappings are new: have userspace read them again. */
+static __always_inline int on_exec(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen, &tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf)
+{
+	return on_exec();
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw)
+{
+	return on_exec();
+}

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# Workloads of the stack profiler tests (tests/test_profile.py): built with
+# frame pointers, and with a shared library, so that stacks unwind in the
+# kernel through an executable (PIE) and a library.
+
+PROF_WORKLOAD_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
+
+$(OUTPUT)workloads/libprofhot.so: tests/workloads/lib/libprofhot.c | $(OUTPUT)workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -fPIC -shared $< -o $@
+
+$(OUTPUT)workloads/profload: tests/workloads/profload.c $(OUTPUT)workloads/libprofhot.so | $(OUTPUT)workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(PROF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< \
+		-L$(OUTPUT)workloads -lprofhot -Wl,-rpath,'$$ORIGIN' -o $@
+
+test: $(OUTPUT)workloads/profload

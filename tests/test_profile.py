@@ -1,0 +1,316 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""pmbpf profile: stacks checked against workloads whose stacks we know."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import BUILD, PMBPF, WORK, needs_root
+
+PROFLOAD = os.path.join(BUILD, "workloads", "profload")
+PROFLIB = os.path.join(BUILD, "workloads", "libprofhot.so")
+HAVE_PMU = os.path.exists("/sys/bus/event_source/devices/cpu")
+SUMMARY = re.compile(r"pmbpf: (\d+) samples of \S+, (\d+) lost")
+
+
+class Profiler:
+    """pmbpf profile in the background, writing to a file; ready once attached."""
+
+    def __init__(self, tmp_path, *args, name="out"):
+        self.out = os.path.join(str(tmp_path), name)
+        self.proc = subprocess.Popen([PMBPF, "profile", "-o", self.out] + [str(a) for a in args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        if not self.ready.wait(30) or self.proc.poll() is not None and not self.started():
+            self.proc.kill()
+            raise RuntimeError("pmbpf profile did not start: " + "".join(self.lines))
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if line.startswith("pmbpf: profiling "):
+                self.ready.set()
+        self.ready.set()
+
+    def started(self):
+        return any(line.startswith("pmbpf: profiling ") for line in self.lines)
+
+    def stop(self, sig=signal.SIGINT, timeout=30):
+        """Send sig (None: wait for -d or the process to end) and read the output."""
+        if sig is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        self.reader.join(5)
+        self.stderr = "".join(self.lines)
+        assert self.proc.returncode == 0, f"pmbpf exited {self.proc.returncode}: {self.stderr}"
+        with open(self.out) as f:
+            return f.read()
+
+    def summary(self):
+        m = SUMMARY.search(self.stderr)
+        assert m, self.stderr
+        return int(m.group(1)), int(m.group(2))
+
+
+@pytest.fixture
+def profiler(tmp_path):
+    started = []
+
+    def start(*args, name="out"):
+        p = Profiler(tmp_path, *args, name=name)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        if p.proc.poll() is None:
+            p.proc.kill()
+            p.proc.wait()
+
+
+def folded(text):
+    """Folded stacks as {stack: count}; every line must be well formed."""
+    out = {}
+    for line in text.splitlines():
+        stack, count = line.rsplit(" ", 1)
+        assert stack and int(count) > 0, line
+        out[stack] = out.get(stack, 0) + int(count)
+    return out
+
+
+def of_comm(stacks, comm):
+    return {s: c for s, c in stacks.items() if s.split(";")[0] == comm}
+
+
+def share(stacks, frame):
+    total = sum(stacks.values())
+    hit = sum(c for s, c in stacks.items() if frame in s.split(";"))
+    return hit / total if total else 0
+
+
+def run(*args, **kw):
+    return subprocess.run([str(a) for a in args], check=True, capture_output=True, text=True,
+                          **kw)
+
+
+
+@needs_root
+def test_hot_function_and_shared_library_of_one_process(profiler, tmp_path):
+    """-p: only that process, >= 80% of its samples under prof_hot, the library named."""
+    w = subprocess.Popen([PROFLOAD, "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    pid = json.loads(w.stdout.readline())["pid"]
+    p = profiler("-e", "cpu-clock", "-F", "999", "-p", pid)
+    w.stdin.write("go\n")
+    w.stdin.flush()
+    w.wait(30)
+    out = p.stop(sig=None)  # stops by itself when the process exits
+    assert f"process {pid} exited" in p.stderr
+    stacks = folded(out)
+    assert stacks and all(s.startswith("profload;") for s in stacks), out
+    samples = sum(stacks.values())
+    assert samples >= 0.5 * 999, p.stderr  # one CPU-second at 999 Hz
+    assert share(stacks, "prof_hot") >= 0.80, out
+    lib = sum(c for s, c in stacks.items() if s.endswith(";prof_hot;proflib_spin"))
+    assert lib >= 0.05 * samples, out
+    assert any(";main;prof_hot" in s for s in stacks), out
+
+
+@needs_root
+def test_folded_counts_sum_to_the_samples_counted_in_bpf(profiler):
+    """Host-wide: every sample the BPF side counted is in the output, once."""
+    freq, secs = 499, 1.0
+    p = profiler("-F", freq, "-d", secs)
+    out = p.stop(sig=None)
+    stacks = folded(out)
+    samples, lost = p.summary()
+    assert lost == 0
+    assert samples > 0 and sum(stacks.values()) == samples
+    # cpu-clock fires on every online CPU, idle ones included; a vCPU the
+    # hypervisor does not run misses its ticks, so this is only an upper bound.
+    assert samples <= 1.1 * freq * secs * os.cpu_count(), p.stderr
+    if not HAVE_PMU:
+        assert "no hardware PMU" in p.stderr and "sampling cpu-clock instead" in p.stderr
+
+
+@needs_root
+def test_page_fault_samples_match_the_faults_taken(profiler):
+    """-e page-faults -c 1: one sample per fault, where the workload faulted."""
+    w = subprocess.Popen([WORK, "gate", "5000", "0.5"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    pid = json.loads(w.stdout.readline())["pid"]
+    p = profiler("-e", "page-faults", "-c", "1", "-p", pid)
+    w.stdin.write("go\n")
+    w.stdin.flush()
+    report = json.loads(w.stdout.readline())
+    w.wait(30)
+    stacks = folded(p.stop(sig=None))
+    samples, lost = p.summary()
+    assert lost == 0 and sum(stacks.values()) == samples
+    faults = report["minflt"] + report["majflt"]
+    # All but the faults of its start-up, before the gate opened.
+    assert faults - 300 <= samples <= faults + 10, (faults, p.stderr)
+    assert share(stacks, "touch") >= 0.9, stacks
+
+
+def cgroup2_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+@needs_root
+def test_page_faults_show_the_kernel_fault_path_in_a_cgroup(profiler):
+    """-G: only the container's processes; a fault-heavy one shows the fault path."""
+    mount = cgroup2_mount()
+    if not mount:
+        pytest.skip("no cgroup v2 hierarchy is mounted")
+    cg = os.path.join(mount, f"pmbpf-profile-test-{os.getpid()}")
+    os.mkdir(cg)
+    try:
+        p = profiler("-F", "999", "-G", cg)
+
+        def enter():
+            with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+        for _ in range(2):
+            subprocess.run([WORK, "touch", "200000"], check=True, capture_output=True,
+                           preexec_fn=enter)
+        out = p.stop()
+    finally:
+        os.rmdir(cg)
+    # The child enters the cgroup before it executes work.
+    assert all(s.split(";")[0] in ("work", "python3") for s in folded(out)), out
+    stacks = of_comm(folded(out), "work")
+    faulting = sum(c for s, c in stacks.items()
+                   if any("fault" in f and f.endswith("_[k]") for f in s.split(";")))
+    assert faulting >= 0.5 * sum(stacks.values()), out
+    assert any(";touch;" in s and "asm_exc_page_fault_[k]" in s for s in stacks), out
+
+
+@needs_root
+def test_off_cpu_time_of_a_sleeping_function(profiler):
+    """--off-cpu: the stack it slept with, weighted by the time it slept."""
+    p = profiler("--off-cpu")
+    r = run(PROFLOAD, "sleep", 100, 5)
+    out = p.stop()
+    stacks = of_comm(folded(out), "profload")
+    sleeping = {s: c for s, c in stacks.items() if ";main;prof_sleeper;" in s}
+    assert sleeping, out
+    slept_us = sum(sleeping.values())
+    assert 0.8 * 500000 <= slept_us <= 1.2 * 500000, (slept_us, out)
+    assert json.loads(r.stdout)["wall_s"] >= 0.5
+    assert all("nanosleep" in s and s.endswith("_[k]") for s in sleeping), sleeping
+    assert not any("bpf_prog_" in s for s in stacks), out
+
+
+@needs_root
+def test_svg_is_well_formed_and_carries_the_samples(profiler):
+    xmllint = shutil.which("xmllint")
+    if not xmllint:
+        pytest.skip("xmllint is not installed (make deps installs libxml2-utils)")
+    p = profiler("--svg", "-F", "199", "-d", "0.5", "--title", "a <title> & more", name="g.svg")
+    svg = p.stop(sig=None)
+    samples, _ = p.summary()
+    subprocess.run([xmllint, "--noout", p.out], check=True)
+    assert "<script" in svg and "function zoom" in svg and "search" in svg
+    assert "a &lt;title&gt; &amp; more" in svg
+    m = re.search(r"<title>all \(([\d,]+) samples, 100\.00%\)</title>", svg)
+    assert m and int(m.group(1).replace(",", "")) == samples, svg[:3000]
+
+
+@needs_root
+def test_stripped_binary_and_debuglink(profiler, tmp_path):
+    """No symbols: module+offset, never a crash; .gnu_debuglink: names again."""
+    for tool in ("strip", "objcopy"):
+        if not shutil.which(tool):
+            pytest.skip(f"{tool} is not installed (binutils)")
+    stripped = tmp_path / "profload-stripped"
+    linked = tmp_path / "profload-dl"
+    shutil.copy(PROFLOAD, stripped)
+    shutil.copy(PROFLOAD, linked)
+    run("strip", stripped)
+    run("objcopy", "--only-keep-debug", linked, str(linked) + ".debug")
+    run("strip", linked)
+    run("objcopy", "--add-gnu-debuglink=" + str(linked) + ".debug", linked, cwd=tmp_path)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(PROFLIB))
+    p = profiler("-F", "499")
+    a = subprocess.Popen([stripped, "hot", "0.7"], stdout=subprocess.DEVNULL, env=env)
+    b = subprocess.Popen([linked, "hot", "0.7"], stdout=subprocess.DEVNULL, env=env)
+    a.wait(30)
+    b.wait(30)
+    stacks = folded(p.stop())
+    bare = of_comm(stacks, "profload-stripp")  # comm is 15 characters
+    assert bare, stacks
+    assert any(re.search(r";profload-stripped\+0x[0-9a-f]+", s) for s in bare), bare
+    assert not any("prof_hot" in s for s in bare), bare
+    assert share(bare, "proflib_spin") > 0, bare  # the library is not stripped
+    named = of_comm(stacks, "profload-dl")
+    assert share(named, "prof_hot") >= 0.8, named
+
+
+@needs_root
+def test_process_that_exited_and_whose_binary_is_gone_keeps_its_names(profiler, tmp_path):
+    """Mappings are read at the first sample, files kept open until the end."""
+    copy = tmp_path / "profgone"
+    shutil.copy(PROFLOAD, copy)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(PROFLIB))
+    p = profiler("-F", "499")
+    run(copy, "hot", "0.5", env=env)
+    os.unlink(copy)
+    time.sleep(0.3)
+    stacks = of_comm(folded(p.stop(sig=signal.SIGTERM)), "profgone")
+    assert share(stacks, "prof_hot") >= 0.8, stacks
+
+
+def check_error(p, pattern, code):
+    assert p.returncode == code, p
+    first = p.stderr.splitlines()[0]
+    assert first.startswith("pmbpf: ") and pattern in first, p.stderr
+    assert p.stdout == ""
+
+
+@pytest.mark.parametrize("args,pattern,code", [
+    (["-e", "bogus-event"], "unknown event 'bogus-event'", 2),
+    (["-F", "0"], "invalid frequency '0'", 2),
+    (["-F", "fast"], "invalid frequency 'fast'", 2),
+    (["-F", "100000000"], "invalid frequency '100000000'", 2),
+    (["-c", "0"], "invalid period '0'", 2),
+    (["-c", "-5"], "invalid period '-5'", 2),
+    (["-F", "99", "-c", "1000"], "not both", 2),
+    (["--off-cpu", "-e", "cpu-clock"], "takes no -e, -F or -c", 2),
+    (["-d", "soon"], "invalid duration 'soon'", 2),
+    (["-p", "2147483647"], "no process with PID 2147483647", 1),
+    (["-G", "/no/such/cgroup"], "cgroup /no/such/cgroup", 2),
+    (["-o", "/no/such/dir/out"], "cannot write /no/such/dir/out", 1),
+    (["extra"], "unexpected argument 'extra'", 2),
+])
+def test_bad_input(args, pattern, code):
+    check_error(subprocess.run([PMBPF, "profile"] + args, capture_output=True, text=True,
+                               timeout=30), pattern, code)
+
+
+@needs_root
+@pytest.mark.skipif(HAVE_PMU, reason="this host has a hardware PMU")
+def test_hardware_event_without_pmu():
+    p = subprocess.run([PMBPF, "profile", "-e", "LLC-load-misses", "-d", "1"],
+                       capture_output=True, text=True, timeout=30)
+    check_error(p, "event LLC-load-misses is not supported on this host", 1)

@@ -1,0 +1,959 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pmbpf profile: stacks of a sampling event (on-CPU) or of off-CPU time,
+ * aggregated in the kernel, symbolized at the end, written as folded stacks
+ * or an SVG flame graph.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "profile.h"
+#include "profile.skel.h"
+#include "cgroup.h"
+#include "commands.h"
+#include "events.h"
+#include "flamegraph.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define DEFAULT_FREQ 99
+#define POLL_MS 200
+#define FRAME_LEN 256
+
+static const char usage[] =
+	"Usage: pmbpf profile [OPTIONS]\n"
+	"Sample stacks on a perf event (or measure off-CPU time by stack) and write\n"
+	"folded stacks or an SVG flame graph.\n"
+	"\n"
+	"  -e, --event NAME      sampling event (default cycles; cpu-clock without a PMU)\n"
+	"  -F, --freq HZ         samples per second on each CPU (default 99)\n"
+	"  -c, --period N        one sample every N events (instead of -F)\n"
+	"  -d, --duration TIME   stop after this long (default: at SIGINT or SIGTERM)\n"
+	"  -p, --pid PID         only this process (filtered in the kernel); stops when it exits\n"
+	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
+	"  -o, --output FILE     write to FILE instead of standard output\n"
+	"      --folded          folded stacks, 'comm;outer;...;inner COUNT' (default)\n"
+	"      --svg             an interactive SVG flame graph\n"
+	"      --off-cpu         time spent off the CPU (blocked or waiting for a CPU) by the\n"
+	"                        stack it left with, in microseconds, instead of samples\n"
+	"      --title TEXT      title of the flame graph\n"
+	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
+	"  -v, --verbose         libbpf debug output\n"
+	"  -h, --help            this help\n"
+	"\n"
+	"Kernel frames end in _[k]. Event names: pmbpf list.\n";
+
+enum {
+	OPT_FOLDED = 256,
+	OPT_SVG,
+	OPT_OFFCPU,
+	OPT_TITLE,
+	OPT_RAW_TP,
+};
+
+static const struct option long_opts[] = {
+	{ "event", required_argument, NULL, 'e' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "period", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "svg", no_argument, NULL, OPT_SVG },
+	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+struct profile_opts {
+	struct event_spec event;
+	bool event_given;
+	unsigned long long freq;
+	unsigned long long period;
+	__u64 duration_ns;
+	pid_t pid;
+	const char *cgroup;
+	char cgroup_path[4096];
+	const char *output;
+	bool svg;
+	bool offcpu;
+	bool raw_tp;
+	const char *title;
+	bool verbose;
+};
+
+struct profile {
+	struct profile_opts *o;
+	struct profile_bpf *skel;
+	struct bpf_link **links; /* one per CPU, then the sched programs */
+	int *fds;
+	int nr_links;
+	int nr_cpus;
+	bool tp_btf;
+	struct ring_buffer *rb;
+	struct symbolizer *sym;
+	int cgroup_fd;
+	__u64 stats[PROFILE_STAT_NR];
+};
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int quiet_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+static unsigned long long max_sample_rate(void)
+{
+	unsigned long long v = 100000;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 100000;
+		fclose(f);
+	}
+	return v;
+}
+
+static int parse_args(int argc, char **argv, struct profile_opts *o)
+{
+	unsigned long long v, max_rate;
+	int c, err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:F:c:d:p:G:o:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			err = event__parse(optarg, &o->event);
+			if (err) {
+				fprintf(stderr, "pmbpf: unknown event '%s'; valid names:\n", optarg);
+				events__print_names(stderr);
+				return -EINVAL;
+			}
+			o->event_given = true;
+			break;
+		case 'F':
+			max_rate = max_sample_rate();
+			if (uint__parse(optarg, 1, max_rate, &o->freq)) {
+				fprintf(stderr,
+					"pmbpf: invalid frequency '%s': give 1 to %llu Hz (kernel.perf_event_max_sample_rate)\n",
+					optarg, max_rate);
+				return -EINVAL;
+			}
+			break;
+		case 'c':
+			if (uint__parse(optarg, 1, ULLONG_MAX, &o->period)) {
+				fprintf(stderr, "pmbpf: invalid period '%s': give a positive integer\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (duration__parse(optarg, &o->duration_ns)) {
+				fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'p':
+			if (uint__parse(optarg, 1, INT_MAX, &v)) {
+				fprintf(stderr, "pmbpf: invalid PID '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->pid = (pid_t)v;
+			break;
+		case 'G':
+			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
+				return -EINVAL;
+			o->cgroup = o->cgroup_path;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_FOLDED:
+			o->svg = false;
+			break;
+		case OPT_SVG:
+			o->svg = true;
+			break;
+		case OPT_OFFCPU:
+			o->offcpu = true;
+			break;
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case OPT_RAW_TP:
+			o->raw_tp = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "pmbpf: try 'pmbpf profile --help'\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf profile --help'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	if (o->freq && o->period) {
+		fprintf(stderr, "pmbpf: give either -F (frequency) or -c (period), not both\n");
+		return -EINVAL;
+	}
+	if (o->offcpu && (o->event_given || o->freq || o->period)) {
+		fprintf(stderr, "pmbpf: --off-cpu measures time at context switches: it takes no -e, -F or -c\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	return !(kill(pid, 0) && errno == ESRCH);
+}
+
+static bool have_tp_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return ok;
+}
+
+static int load(struct profile *p, bool tp_btf)
+{
+	struct profile_opts *o = p->o;
+	struct profile_bpf *skel;
+	int err;
+
+	skel = profile_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	skel->rodata->filter_tgid = o->pid;
+	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
+	bpf_program__set_autoload(skel->progs.sample, !o->offcpu);
+	bpf_program__set_autoload(skel->progs.offcpu_btf, o->offcpu && tp_btf);
+	bpf_program__set_autoload(skel->progs.offcpu_raw, o->offcpu && !tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+	if (!o->offcpu)
+		bpf_map__set_max_entries(skel->maps.starts, 1);
+	err = profile_bpf__load(skel);
+	if (err) {
+		profile_bpf__destroy(skel);
+		return err;
+	}
+	p->skel = skel;
+	p->tp_btf = tp_btf;
+	return 0;
+}
+
+static int add_link(struct profile *p, struct bpf_link *link)
+{
+	if (!link)
+		return -errno;
+	p->links[p->nr_links++] = link;
+	return 0;
+}
+
+static int attach_sched(struct profile *p)
+{
+	struct bpf_program *progs[2];
+	int i, n = 0, err;
+
+	progs[n++] = p->tp_btf ? p->skel->progs.exec_btf : p->skel->progs.exec_raw;
+	if (p->o->offcpu)
+		progs[n++] = p->tp_btf ? p->skel->progs.offcpu_btf : p->skel->progs.offcpu_raw;
+	for (i = 0; i < n; i++) {
+		err = add_link(p, bpf_program__attach(progs[i]));
+		if (err) {
+			fprintf(stderr, "pmbpf: cannot attach %s: %s\n", bpf_program__name(progs[i]),
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static bool not_supported(int err)
+{
+	return err == ENOENT || err == EOPNOTSUPP || err == ENODEV;
+}
+
+/*
+ * Open the sampling event on every online CPU and attach the program to
+ * each. Returns 0, or a positive errno from perf_event_open (the caller
+ * decides about a fallback), or a negative errno.
+ */
+static int attach_sampling(struct profile *p, bool *online)
+{
+	struct profile_opts *o = p->o;
+	int cpu, err;
+
+	for (cpu = 0; cpu < p->nr_cpus; cpu++) {
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = o->event.type,
+			.config = o->event.config,
+			.disabled = 1,
+		};
+		long fd;
+
+		if (!online[cpu])
+			continue;
+		if (o->period) {
+			attr.sample_period = o->period;
+		} else {
+			attr.freq = 1;
+			attr.sample_freq = o->freq ? o->freq : DEFAULT_FREQ;
+		}
+		fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue; /* went offline */
+			return errno;
+		}
+		p->fds[cpu] = (int)fd;
+		err = add_link(p, bpf_program__attach_perf_event(p->skel->progs.sample, (int)fd));
+		if (err) {
+			fprintf(stderr, "pmbpf: cannot attach to %s on CPU %d: %s\n", o->event.name,
+				cpu, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void detach(struct profile *p)
+{
+	int i;
+
+	for (i = 0; i < p->nr_links; i++)
+		bpf_link__destroy(p->links[i]);
+	p->nr_links = 0;
+	for (i = 0; p->fds && i < p->nr_cpus; i++) {
+		if (p->fds[i] >= 0)
+			close(p->fds[i]);
+		p->fds[i] = -1;
+	}
+}
+
+/* Detach everything and free what the detach left. */
+static void profile_close(struct profile *p)
+{
+	detach(p);
+	ring_buffer__free(p->rb);
+	profile_bpf__destroy(p->skel);
+	if (p->cgroup_fd >= 0)
+		close(p->cgroup_fd);
+	symbolizer__free(p->sym);
+	free(p->links);
+	free(p->fds);
+}
+
+static int on_new_proc(void *ctx, void *data, size_t len)
+{
+	struct profile *p = ctx;
+	const struct profile_proc *rec = data;
+
+	if (len < sizeof(*rec))
+		return 0;
+	/* Gone already (-ENOENT, -ESRCH): its frames will show as [unknown]. */
+	symbolizer__add_process(p->sym, (pid_t)rec->tgid);
+	return 0;
+}
+
+static int set_cgroup_filter(struct profile *p)
+{
+	__u32 zero = 0;
+	int err;
+
+	p->cgroup_fd = open(p->o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->cgroup_fd < 0) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot open cgroup %s: %s\n", p->o->cgroup, strerror(-err));
+		return err;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.cgroup_filter), &zero, &p->cgroup_fd,
+				BPF_ANY)) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory: %s\n", p->o->cgroup,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int profile_open(struct profile *p, bool *online)
+{
+	struct profile_opts *o = p->o;
+	bool tp_btf = !o->raw_tp && have_tp_btf();
+	int err, cpu;
+
+	p->links = calloc(p->nr_cpus + 2, sizeof(*p->links));
+	p->fds = malloc(p->nr_cpus * sizeof(*p->fds));
+	p->sym = symbolizer__new();
+	if (!p->links || !p->fds || !p->sym)
+		return -ENOMEM;
+	for (cpu = 0; cpu < p->nr_cpus; cpu++)
+		p->fds[cpu] = -1;
+
+	err = load(p, tp_btf);
+	if (err && tp_btf) {
+		fprintf(stderr, "pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
+			strerror(-err));
+		err = load(p, false);
+	}
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		return err;
+	}
+	if (o->cgroup) {
+		err = set_cgroup_filter(p);
+		if (err)
+			return err;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.procs), on_new_proc, p, NULL);
+	if (!p->rb) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot open ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	err = attach_sched(p);
+	if (err || o->offcpu)
+		return err;
+
+	if (!o->event_given) {
+		event__parse("cycles", &o->event);
+		err = attach_sampling(p, online);
+		if (err > 0 && not_supported(err)) {
+			fprintf(stderr, "pmbpf: no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
+				strerror(err));
+			detach(p);
+			err = attach_sched(p);
+			if (err)
+				return err;
+			event__parse("cpu-clock", &o->event);
+			err = attach_sampling(p, online);
+		}
+	} else {
+		err = attach_sampling(p, online);
+	}
+	if (err > 0) {
+		if (err == EINVAL && o->freq)
+			fprintf(stderr, "pmbpf: cannot sample %s at %llu Hz: %s (see kernel.perf_event_max_sample_rate)\n",
+				o->event.name, o->freq, strerror(err));
+		else if (not_supported(err))
+			fprintf(stderr, "pmbpf: event %s is not supported on this host: %s%s\n",
+				o->event.name, strerror(err),
+				o->event.kind & EVENT_HW ? " (no hardware PMU?)" : "");
+		else
+			fprintf(stderr, "pmbpf: cannot open event %s: %s\n", o->event.name,
+				strerror(err));
+		return -err;
+	}
+	return err;
+}
+
+static void read_stats(struct profile *p)
+{
+	int fd = bpf_map__fd(p->skel->maps.stats), ncpu = libbpf_num_possible_cpus();
+	__u64 *vals = calloc(ncpu, sizeof(*vals));
+	__u32 i;
+	int cpu;
+
+	if (!vals)
+		return;
+	for (i = 0; i < PROFILE_STAT_NR; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (cpu = 0; cpu < ncpu; cpu++)
+			p->stats[i] += vals[cpu];
+	}
+	free(vals);
+}
+
+struct entry {
+	struct profile_key key;
+	struct profile_value val;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return x->key.tgid < y->key.tgid ? -1 : x->key.tgid > y->key.tgid;
+}
+
+/* Every (key, value) of the counts map, read in batches where the kernel can. */
+static int read_counts(struct profile *p, struct entry **out, size_t *nr)
+{
+	int fd = bpf_map__fd(p->skel->maps.counts);
+	__u32 max = bpf_map__max_entries(p->skel->maps.counts), count, i;
+	struct profile_key *keys = calloc(max, sizeof(*keys)), prev, next;
+	struct profile_value *vals = calloc(max, sizeof(*vals));
+	struct entry *e = NULL;
+	size_t n = 0;
+	__u32 batch = 0;
+	int err = 0;
+	bool first = true, batched = true;
+
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+		count = max - (__u32)n;
+		if (!count)
+			break;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys + n, vals + n,
+					   &count, &opts);
+		if (err && errno != ENOENT) {
+			err = -errno;
+			if (n == 0 && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP)) {
+				batched = false;
+				err = 0;
+			}
+			break;
+		}
+		n += count;
+		first = false;
+		if (err) { /* ENOENT: that was the last batch */
+			err = 0;
+			break;
+		}
+	}
+	if (!batched) {
+		n = 0;
+		memset(&prev, 0, sizeof(prev));
+		while (n < max && !bpf_map_get_next_key(fd, n ? &prev : NULL, &next)) {
+			if (!bpf_map_lookup_elem(fd, &next, &vals[n]))
+				keys[n++] = next;
+			prev = next;
+		}
+	}
+	if (err)
+		goto out;
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (!e) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		e[i].key = keys[i];
+		e[i].val = vals[i];
+	}
+	qsort(e, n, sizeof(*e), entry_cmp);
+	*out = e;
+	*nr = n;
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Frame names go into ';'-separated lines: no ';', no control characters. */
+static void frame_clean(char *s)
+{
+	for (; *s; s++)
+		if (*s == ';' || (unsigned char)*s < 0x20)
+			*s = *s == ';' ? ':' : '?';
+}
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static int strbuf_add(struct strbuf *b, const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	if (b->len + n + m + 2 > b->cap) {
+		size_t cap = (b->len + n + m + 2) * 2;
+		char *p = realloc(b->s, cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->s = p;
+		b->cap = cap;
+	}
+	if (b->len)
+		b->s[b->len++] = ';';
+	memcpy(b->s + b->len, s, n);
+	memcpy(b->s + b->len + n, suffix, m);
+	b->len += n + m;
+	b->s[b->len] = '\0';
+	return 0;
+}
+
+static int stack_frames(struct profile *p, __s32 id, __u64 *ips)
+{
+	int n;
+
+	if (id < 0)
+		return id == -EFAULT ? 0 : -1; /* -EFAULT: there is no such stack */
+	if (bpf_map_lookup_elem(bpf_map__fd(p->skel->maps.stacks), &id, ips))
+		return -1;
+	for (n = 0; n < PROFILE_MAX_DEPTH && ips[n]; n++)
+		;
+	return n;
+}
+
+/* Frames of the BPF program and the tracepoint that ran it. */
+static bool tracing_frame(const char *name)
+{
+	return !strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
+	       !strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12);
+}
+
+/* One folded line: comm, user frames outermost first, then kernel frames. */
+static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, struct strbuf *b)
+{
+	char frame[FRAME_LEN], comm[PROFILE_COMM_LEN + 1];
+	int n, i, skip = 0, err;
+
+	b->len = 0;
+	memcpy(comm, e->val.comm, PROFILE_COMM_LEN);
+	comm[PROFILE_COMM_LEN] = '\0';
+	if (!comm[0])
+		snprintf(comm, sizeof(comm), "%s", e->key.tgid ? "[unknown]" : "swapper");
+	frame_clean(comm);
+	err = strbuf_add(b, comm, "");
+
+	n = stack_frames(p, e->key.user_stack_id, ips);
+	if (n < 0)
+		err = err ?: strbuf_add(b, "[unknown]", "");
+	for (i = n - 1; i >= 0 && !err; i--) {
+		symbolizer__user(p->sym, (pid_t)e->key.tgid, ips[i], i > 0, frame, sizeof(frame));
+		frame_clean(frame);
+		err = strbuf_add(b, frame, "");
+	}
+	n = stack_frames(p, e->key.kern_stack_id, ips);
+	if (n < 0)
+		err = err ?: strbuf_add(b, "[unknown]", "_[k]");
+	/* Off-CPU stacks are taken in the tracepoint: leave out its machinery. */
+	for (skip = 0; p->o->offcpu && skip < n; skip++)
+		if (!tracing_frame(symbolizer__kernel(p->sym, ips[skip], skip > 0, frame,
+						      sizeof(frame))))
+			break;
+	for (i = n - 1; i >= skip && !err; i--) {
+		symbolizer__kernel(p->sym, ips[i], i > 0, frame, sizeof(frame));
+		frame_clean(frame);
+		err = strbuf_add(b, frame, "_[k]");
+	}
+	return err;
+}
+
+static int fold_all(struct profile *p, struct folded **out, size_t *nr_out)
+{
+	struct entry *e = NULL;
+	struct folded *lines = NULL;
+	struct strbuf b = {};
+	__u64 *ips = calloc(PROFILE_MAX_DEPTH, sizeof(*ips));
+	size_t n = 0, i, nl = 0;
+	int err;
+
+	if (!ips)
+		return -ENOMEM;
+	err = read_counts(p, &e, &n);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot read the stack counts: %s\n", strerror(-err));
+		goto out;
+	}
+	/* Live processes may have loaded libraries since they were first seen. */
+	for (i = 0; i < n; i++)
+		if (e[i].key.tgid && (!i || e[i].key.tgid != e[i - 1].key.tgid) &&
+		    pid_alive((pid_t)e[i].key.tgid))
+			symbolizer__add_process(p->sym, (pid_t)e[i].key.tgid);
+
+	lines = calloc(n ? n : 1, sizeof(*lines));
+	if (!lines) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n && !err; i++) {
+		memset(ips, 0, PROFILE_MAX_DEPTH * sizeof(*ips));
+		err = entry_fold(p, &e[i], ips, &b);
+		if (err)
+			break;
+		lines[nl].stack = strdup(b.s);
+		if (!lines[nl].stack) {
+			err = -ENOMEM;
+			break;
+		}
+		lines[nl++].weight = e[i].val.weight;
+	}
+	if (err) {
+		for (i = 0; i < nl; i++)
+			free(lines[i].stack);
+		free(lines);
+		goto out;
+	}
+	nl = folded__merge(lines, nl);
+	/* Off-CPU weights are nanoseconds in the kernel, microseconds out. */
+	if (p->o->offcpu)
+		for (i = 0; i < nl; i++)
+			lines[i].weight = (lines[i].weight + 500) / 1000;
+	*out = lines;
+	*nr_out = nl;
+out:
+	free(b.s);
+	free(ips);
+	free(e);
+	return err;
+}
+
+static void title_make(struct profile *p, __u64 elapsed_ns, char *title, size_t tlen, char *sub,
+		       size_t slen)
+{
+	struct profile_opts *o = p->o;
+	char scope[4200], rate[64];
+
+	if (o->pid)
+		snprintf(scope, sizeof(scope), "process %d", o->pid);
+	else if (o->cgroup)
+		snprintf(scope, sizeof(scope), "cgroup %s", o->cgroup);
+	else
+		snprintf(scope, sizeof(scope), "all processes");
+	if (o->offcpu) {
+		snprintf(title, tlen, "%s", o->title ? o->title : "Off-CPU Time Flame Graph");
+		snprintf(sub, slen, "off-CPU time in microseconds, %s, %.1f s", scope,
+			 elapsed_ns / 1e9);
+		return;
+	}
+	if (o->period)
+		snprintf(rate, sizeof(rate), "every %llu events", o->period);
+	else
+		snprintf(rate, sizeof(rate), "%llu Hz", o->freq ? o->freq : DEFAULT_FREQ);
+	snprintf(title, tlen, "%s", o->title ? o->title : "Flame Graph");
+	snprintf(sub, slen, "%s samples (%s), %s, %.1f s", o->event.name, rate, scope,
+		 elapsed_ns / 1e9);
+}
+
+static int write_output(struct profile *p, FILE *f, const struct folded *lines, size_t n,
+			__u64 elapsed_ns)
+{
+	char title[256], sub[4400];
+	struct flame_opts fo = { .title = title, .subtitle = sub };
+	int err;
+
+	if (!p->o->svg) {
+		err = folded__write(f, lines, n);
+	} else {
+		title_make(p, elapsed_ns, title, sizeof(title), sub, sizeof(sub));
+		fo.units = p->o->offcpu ? "us" : "samples";
+		err = flamegraph__write(f, lines, n, &fo);
+	}
+	if (!err && fflush(f))
+		err = -errno;
+	return err;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	/* One descriptor per mapped file stays open until symbolization. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int profile_run(struct profile *p)
+{
+	struct profile_opts *o = p->o;
+	__u64 start = now_ns(CLOCK_MONOTONIC), now;
+	int err = 0, timeout;
+
+	while (!exiting) {
+		timeout = POLL_MS;
+		if (o->duration_ns) {
+			now = now_ns(CLOCK_MONOTONIC);
+			if (now >= start + o->duration_ns)
+				break;
+			if (start + o->duration_ns - now < (__u64)POLL_MS * 1000000)
+				timeout = (int)((start + o->duration_ns - now) / 1000000) + 1;
+		}
+		err = ring_buffer__poll(p->rb, timeout);
+		if (err == -EINTR) {
+			err = 0;
+			continue;
+		}
+		if (err < 0) {
+			fprintf(stderr, "pmbpf: cannot read the ring buffer: %s\n", strerror(-err));
+			return err;
+		}
+		err = 0;
+		if (o->pid && !pid_alive(o->pid)) {
+			fprintf(stderr, "pmbpf: process %d exited\n", o->pid);
+			break;
+		}
+	}
+	return err;
+}
+
+/* One line on stderr once everything is attached: profiling has begun. */
+static void announce(const struct profile_opts *o)
+{
+	char what[128], scope[4200], until[64];
+
+	if (o->offcpu)
+		snprintf(what, sizeof(what), "off-CPU time");
+	else if (o->period)
+		snprintf(what, sizeof(what), "%s every %llu events", o->event.name, o->period);
+	else
+		snprintf(what, sizeof(what), "%s at %llu Hz", o->event.name,
+			 o->freq ? o->freq : DEFAULT_FREQ);
+	if (o->pid)
+		snprintf(scope, sizeof(scope), "process %d", o->pid);
+	else if (o->cgroup)
+		snprintf(scope, sizeof(scope), "cgroup %s", o->cgroup);
+	else
+		snprintf(scope, sizeof(scope), "all processes");
+	if (o->duration_ns)
+		snprintf(until, sizeof(until), "for %.3g s", o->duration_ns / 1e9);
+	else
+		snprintf(until, sizeof(until), "until SIGINT");
+	fprintf(stderr, "pmbpf: profiling %s, %s, %s\n", what, scope, until);
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_opts o = {};
+	struct profile p = { .o = &o, .cgroup_fd = -1 };
+	struct folded *lines = NULL;
+	size_t nr_lines = 0, i;
+	bool *online = NULL;
+	FILE *out = stdout;
+	__u64 start, elapsed;
+	int err;
+
+	if (parse_args(argc, argv, &o))
+		return 2;
+	if (o.pid && !pid_alive(o.pid)) {
+		fprintf(stderr, "pmbpf: no process with PID %d\n", o.pid);
+		return 1;
+	}
+	if (o.output) {
+		out = fopen(o.output, "we");
+		if (!out) {
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(errno));
+			return 1;
+		}
+	}
+	if (privileges__check() || signals__setup()) {
+		err = -EPERM;
+		goto cleanup;
+	}
+	libbpf_set_print(o.verbose ? libbpf_print_fn : quiet_print_fn);
+	raise_fd_limit();
+	p.nr_cpus = libbpf_num_possible_cpus();
+	if (p.nr_cpus <= 0) {
+		err = p.nr_cpus ? p.nr_cpus : -EINVAL;
+		fprintf(stderr, "pmbpf: cannot count CPUs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	online = calloc(p.nr_cpus, sizeof(*online));
+	if (!online) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = cpus__online(online, p.nr_cpus);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot read online CPUs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	err = profile_open(&p, online);
+	if (err)
+		goto cleanup;
+
+	announce(&o);
+	start = now_ns(CLOCK_MONOTONIC);
+	err = profile_run(&p);
+	elapsed = now_ns(CLOCK_MONOTONIC) - start;
+	detach(&p);
+	if (err)
+		goto cleanup;
+	/* Processes first seen just before the detach. */
+	ring_buffer__consume(p.rb);
+	read_stats(&p);
+
+	err = fold_all(&p, &lines, &nr_lines);
+	if (err)
+		goto cleanup;
+	err = write_output(&p, out, lines, nr_lines, elapsed);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output ? o.output : "the output",
+			strerror(-err));
+		goto cleanup;
+	}
+	if (o.offcpu)
+		fprintf(stderr,
+			"pmbpf: %llu us off-CPU in %llu switches, %llu ns lost (map full), %llu stack errors, %zu stacks\n",
+			(unsigned long long)(p.stats[PROFILE_STAT_WEIGHT] / 1000),
+			(unsigned long long)p.stats[PROFILE_STAT_SWITCHES_OUT],
+			(unsigned long long)p.stats[PROFILE_STAT_LOST],
+			(unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
+	else
+		fprintf(stderr,
+			"pmbpf: %llu samples of %s, %llu lost (map full), %llu stack errors, %zu stacks\n",
+			(unsigned long long)p.stats[PROFILE_STAT_SAMPLES], o.event.name,
+			(unsigned long long)p.stats[PROFILE_STAT_LOST],
+			(unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
+
+cleanup:
+	for (i = 0; i < nr_lines; i++)
+		free(lines[i].stack);
+	free(lines);
+	free(online);
+	profile_close(&p);
+	if (out != stdout && fclose(out) && !err) {
+		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(errno));
+		err = -errno;
+	}
+	return err ? 1 : 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Addresses to names: user addresses through each process's mappings as they
+ * were recorded (so a process that has exited still gets names while its
+ * files are on disk) and libdwfl (symtab, .gnu_debuglink, build-id debug
+ * files); kernel addresses through /proc/kallsyms.
+ */
+#ifndef __PMBPF_SYMBOLIZE_H
+#define __PMBPF_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+struct symbolizer;
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Record the mappings of process tgid now, and open the files they map so
+ * that they stay readable after the process is gone. A process recorded
+ * again (after an exec, or at the end for libraries loaded later) keeps its
+ * older mappings as a fallback. Returns 0, or a negative errno (for
+ * instance -ENOENT when the process is already gone).
+ */
+int symbolizer__add_process(struct symbolizer *s, pid_t tgid);
+
+/*
+ * Name of a user address of process tgid: "function", "module+0xoff" when
+ * the module has no symbol for it, "[vdso]", or "[unknown]". For a return
+ * address (every frame but the innermost), the call instruction before it is
+ * looked up. The result lives in buf.
+ */
+const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr,
+			     char *buf, size_t len);
+/* Name of a kernel address ("function" or "[unknown]"), from /proc/kallsyms. */
+const char *symbolizer__kernel(struct symbolizer *s, __u64 addr, bool ret_addr, char *buf,
+			       size_t len);
+
+#endif
