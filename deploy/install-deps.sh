@@ -6,7 +6,8 @@ set -eu
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev pkg-config
 libncurses-dev libdw-dev libmicrohttpd-dev libsystemd-dev libcap-dev
 linux-perf python3 python3-pytest util-linux procps tmux
-libxml2-utils binutils"
+libxml2-utils binutils
+prometheus"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (sudo make deps)" >&2

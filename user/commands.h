@@ -13,6 +13,8 @@ int cmd_record(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 #ifndef PMBPF_MINIMAL
+int cmd_serve(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 #endif
 

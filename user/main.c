@@ -17,6 +17,8 @@ static const struct cmd {
 	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
+	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },
+	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
 	{ "profile", cmd_profile, "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
 #endif
 	{ "list", cmd_list, "list event names" },

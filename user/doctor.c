@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pmbpf doctor: what this host offers pmbpf, before it is deployed: kernel
+ * and BTF, cgroup v2, capabilities, perf_event_paranoid, each default event
+ * and why it is not counting, the tracepoint flavour, BPF statistics; and a
+ * trial load of the real programs. Exit 0 when pmbpf can run here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <bpf/btf.h>
+#include "cgroup.h"
+#include "commands.h"
+#include "json_writer.h"
+#include "session.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+#define MAX_CHECKS 24
+
+static const char usage[] =
+	"Usage: pmbpf doctor [-o text|json] [-e EVENTS] [-v]\n"
+	"Check what this host offers pmbpf: kernel and BTF, cgroup v2, capabilities,\n"
+	"perf_event_paranoid, each event's state and why, the tracepoint flavour and\n"
+	"fallbacks; then load the BPF programs once. Exit 0 when pmbpf can run.\n"
+	"\n"
+	"  -o, --output FORMAT  text (default) or json\n"
+	"  -e, --events LIST    events to check (default " DEFAULT_EVENTS ")\n"
+	"  -v, --verbose        libbpf debug output during the trial load\n";
+
+enum status { ST_OK, ST_WARN, ST_FAIL, ST_INFO };
+
+static const char *const status_str[] = { "ok", "warn", "fail", "info" };
+
+struct check {
+	const char *name;
+	enum status st;
+	char detail[512];
+};
+
+struct event_check {
+	struct event_spec spec;
+	enum event_state state;
+	int err;
+	char reason[256];
+};
+
+struct doctor {
+	struct check checks[MAX_CHECKS];
+	int nr_checks;
+	struct event_check ev[PMBPF_MAX_EVENTS];
+	int nr_ev;
+	bool runnable;
+	bool have_pmu;
+	bool hypervisor;
+	char pmu_dev[256];
+	int paranoid;
+	bool cap_bpf, cap_perfmon, cap_admin;
+	const char *attach; /* from the trial load, or NULL */
+	char meaning[3][256];
+	int nr_meaning;
+};
+
+static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt,
+			 ...) __attribute__((format(printf, 4, 5)));
+
+static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt, ...)
+{
+	struct check *c = &d->checks[d->nr_checks < MAX_CHECKS ? d->nr_checks++ : MAX_CHECKS - 1];
+	va_list ap;
+
+	c->name = name;
+	c->st = st;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof(c->detail), fmt, ap);
+	va_end(ap);
+	if (st == ST_FAIL)
+		d->runnable = false;
+	return c;
+}
+
+static int read_int(const char *path, int *v)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", v) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+static void check_kernel(struct doctor *d)
+{
+	struct utsname u;
+	struct btf *btf;
+
+	if (!uname(&u))
+		add(d, "kernel", ST_INFO, "%s %s", u.release, u.machine);
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		add(d, "btf", ST_FAIL,
+		    "no /sys/kernel/btf/vmlinux (%s): CO-RE needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		    strerror(errno));
+		return;
+	}
+	add(d, "btf", ST_OK, "/sys/kernel/btf/vmlinux: CO-RE relocations resolve against it");
+	btf = btf__load_vmlinux_btf();
+	if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0)
+		add(d, "tracepoints", ST_OK,
+		    "tp_btf (BTF-typed sched_switch/sched_wakeup tracepoints); raw_tp is the fallback if tp_btf fails to load");
+	else
+		add(d, "tracepoints", ST_WARN,
+		    "no btf_trace_sched_switch in the kernel BTF: raw_tp tracepoints will be used (same figures, slightly more costly)");
+	btf__free(btf);
+}
+
+static void check_cgroup(struct doctor *d)
+{
+	char mnt[4096];
+
+	if (cgroup__find_mount("/proc/self/mountinfo", mnt, sizeof(mnt)))
+		add(d, "cgroup2", ST_WARN,
+		    "no cgroup2 mount: per-cgroup (container) figures have no paths and the -G filter does not work");
+	else
+		add(d, "cgroup2", ST_OK, "mounted at %s: per-cgroup and container figures available",
+		    mnt);
+}
+
+static bool cap_has(const struct __user_cap_data_struct *c, int cap, bool permitted)
+{
+	__u32 set = permitted ? c[cap / 32].permitted : c[cap / 32].effective;
+
+	return set & (1U << (cap % 32));
+}
+
+static void check_caps(struct doctor *d)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	int last = 0;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		add(d, "capabilities", ST_WARN, "cannot read capabilities: %s", strerror(errno));
+		return;
+	}
+	d->cap_bpf = cap_has(data, CAP_BPF, false);
+	d->cap_perfmon = cap_has(data, CAP_PERFMON, false);
+	d->cap_admin = cap_has(data, CAP_SYS_ADMIN, false);
+	if (!read_int("/proc/sys/kernel/cap_last_cap", &last) && last < CAP_BPF)
+		add(d, "kernel-caps", ST_WARN,
+		    "kernel knows no CAP_BPF/CAP_PERFMON (before 5.8): only CAP_SYS_ADMIN (root) works");
+	if (d->cap_admin || (d->cap_bpf && d->cap_perfmon))
+		add(d, "capabilities", ST_OK,
+		    "held: CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s; needed: CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)",
+		    d->cap_bpf ? "yes" : "no", d->cap_perfmon ? "yes" : "no",
+		    d->cap_admin ? "yes" : "no");
+	else
+		add(d, "capabilities", ST_FAIL,
+		    "missing %s%s%s: pmbpf needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN); run as root or grant them (AmbientCapabilities= in the unit)",
+		    d->cap_bpf ? "" : "CAP_BPF", !d->cap_bpf && !d->cap_perfmon ? " and " : "",
+		    d->cap_perfmon ? "" : "CAP_PERFMON");
+}
+
+static void check_sysctls(struct doctor *d)
+{
+	int v;
+
+	d->paranoid = 2;
+	if (read_int("/proc/sys/kernel/perf_event_paranoid", &v)) {
+		add(d, "perf_event_paranoid", ST_WARN, "cannot read /proc/sys/kernel/perf_event_paranoid");
+	} else {
+		d->paranoid = v;
+		if (d->cap_perfmon || d->cap_admin || v <= 0)
+			add(d, "perf_event_paranoid", ST_OK,
+			    "%d: CPU-wide counters allowed (%s)", v,
+			    d->cap_perfmon || d->cap_admin ? "CAP_PERFMON overrides it" :
+							     "paranoid <= 0");
+		else
+			add(d, "perf_event_paranoid", ST_WARN,
+			    "%d: CPU-wide counters need CAP_PERFMON (or paranoid <= 0)", v);
+	}
+	if (!read_int("/proc/sys/kernel/unprivileged_bpf_disabled", &v))
+		add(d, "unprivileged_bpf_disabled", ST_INFO,
+		    "%d (does not matter: pmbpf loads BPF with CAP_BPF)", v);
+	if (!read_int("/proc/sys/kernel/bpf_stats_enabled", &v))
+		add(d, "bpf_stats", v ? ST_OK : ST_INFO,
+		    v ? "kernel.bpf_stats_enabled=1: per-program run time and runs are measured" :
+			"kernel.bpf_stats_enabled=0: per-program run time and run counts read 0; sysctl kernel.bpf_stats_enabled=1 measures them (costs ~20-30 ns per program run)");
+}
+
+static bool has_hypervisor_flag(void)
+{
+	char line[4096];
+	bool found = false;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "flags", 5) && strstr(line, " hypervisor"))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+/* A core PMU among the perf event sources: x86 "cpu"/"cpu_core", arm "armv8_*"... */
+static void find_pmu(struct doctor *d)
+{
+	DIR *dir = opendir("/sys/bus/event_source/devices");
+	struct dirent *de;
+
+	d->hypervisor = has_hypervisor_flag();
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		const char *n = de->d_name;
+
+		if (!strcmp(n, "cpu") || !strncmp(n, "cpu_", 4) || !strncmp(n, "armv", 4) ||
+		    strstr(n, "pmu")) {
+			d->have_pmu = true;
+			snprintf(d->pmu_dev, sizeof(d->pmu_dev), "%s", n);
+			break;
+		}
+	}
+	closedir(dir);
+}
+
+static void check_events(struct doctor *d, const struct session_opts *so)
+{
+	int i, hw = 0, hw_ok = 0;
+
+	find_pmu(d);
+	if (d->have_pmu)
+		add(d, "pmu", ST_OK, "core PMU /sys/bus/event_source/devices/%s%s", d->pmu_dev,
+		    d->hypervisor ? " (virtualized: the hypervisor passes counters through)" : "");
+	else
+		add(d, "pmu", ST_WARN,
+		    "no core PMU (/sys/bus/event_source/devices/cpu missing)%s: hardware events cannot be counted",
+		    d->hypervisor ? "; a hypervisor is present and exposes no PMU to this guest" : "");
+
+	for (i = 0; i < so->nr_events; i++) {
+		struct event_check *e = &d->ev[d->nr_ev++];
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = so->events[i].type,
+			.config = so->events[i].config,
+		};
+		long fd;
+
+		e->spec = so->events[i];
+		fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		e->err = fd < 0 ? errno : 0;
+		if (fd >= 0)
+			close((int)fd);
+		e->state = event_state__from_errno(e->err);
+		switch (e->state) {
+		case EVENT_COUNTING:
+			snprintf(e->reason, sizeof(e->reason), "counts on this host");
+			break;
+		case EVENT_NOT_SUPPORTED:
+			if ((e->spec.kind & EVENT_HW) && !d->have_pmu)
+				snprintf(e->reason, sizeof(e->reason), "no PMU%s",
+					 d->hypervisor ? " (virtual machine without a virtual PMU)" :
+							 "");
+			else
+				snprintf(e->reason, sizeof(e->reason),
+					 "this PMU has no such event (%s)", strerror(e->err));
+			break;
+		case EVENT_PERMISSION_DENIED:
+			snprintf(e->reason, sizeof(e->reason),
+				 "permission denied: needs CAP_PERFMON (perf_event_paranoid=%d)",
+				 d->paranoid);
+			break;
+		default:
+			snprintf(e->reason, sizeof(e->reason), "refused by the kernel: %s",
+				 strerror(e->err));
+		}
+		if (e->spec.kind & EVENT_HW) {
+			hw++;
+			hw_ok += e->state == EVENT_COUNTING;
+		}
+	}
+	if (hw && !hw_ok)
+		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			 "no hardware event counts here: IPC and MPKI are unavailable (shown as '-' or absent, never 0); CPU time, switches, run-queue latency and software events are exact");
+	else if (hw_ok < hw)
+		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			 "some hardware events are unavailable: figures that need them are absent");
+	else if (hw)
+		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			 "hardware events count: IPC and MPKI per process and container are available (coverage < 1 means multiplexing: counts are scaled)");
+}
+
+/* Load, attach and read once, as pmbpf record would. */
+static void trial_load(struct doctor *d, const struct session_opts *so)
+{
+	struct snapshot snap = {};
+	struct session *s = NULL;
+	int err;
+
+	if (!d->runnable) {
+		add(d, "bpf-load", ST_FAIL, "skipped: fix the failures above first");
+		return;
+	}
+	err = session__open(&s, so);
+	if (err) {
+		add(d, "bpf-load", ST_FAIL, "cannot load and attach the BPF programs: %s",
+		    strerror(-err));
+		return;
+	}
+	d->attach = session__attach_kind(s);
+	err = session__collect(s, &snap);
+	if (err)
+		add(d, "bpf-load", ST_FAIL, "programs loaded (%s) but the first read failed: %s",
+		    d->attach, strerror(-err));
+	else
+		add(d, "bpf-load", ST_OK, "programs loaded and attached (%s), first read: %zu processes",
+		    d->attach, snap.nr_rows);
+	if (!strcmp(d->attach, "raw_tp"))
+		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			 "raw_tp fallback in use: same figures, a little more cost per context switch");
+	snapshot__free(&snap);
+	session__close(s);
+}
+
+static void print_text(const struct doctor *d)
+{
+	int i;
+
+	printf("pmbpf doctor\n\n");
+	for (i = 0; i < d->nr_checks; i++)
+		printf("  %-6s %-26s %s\n", status_str[d->checks[i].st], d->checks[i].name,
+		       d->checks[i].detail);
+	printf("\nevents (CPU-wide, as pmbpf opens them):\n");
+	for (i = 0; i < d->nr_ev; i++)
+		printf("  %-20s %-18s %s\n", d->ev[i].spec.name, event_state__str(d->ev[i].state),
+		       d->ev[i].reason);
+	printf("\nwhat it means for the figures:\n");
+	for (i = 0; i < d->nr_meaning; i++)
+		printf("  - %s\n", d->meaning[i]);
+	printf("\n%s\n", d->runnable ? "pmbpf can run on this host" :
+				       "pmbpf cannot run on this host: see the 'fail' lines");
+}
+
+static void print_json(const struct doctor *d)
+{
+	struct json_writer w;
+	int i;
+
+	jw_init(&w, stdout);
+	jw_start_object(&w);
+	jw_key(&w, "runnable");
+	jw_bool(&w, d->runnable);
+	jw_key(&w, "attach");
+	if (d->attach)
+		jw_string(&w, d->attach);
+	else
+		jw_null(&w);
+	jw_key(&w, "pmu");
+	jw_bool(&w, d->have_pmu);
+	jw_key(&w, "hypervisor");
+	jw_bool(&w, d->hypervisor);
+	jw_key(&w, "perf_event_paranoid");
+	jw_s64(&w, d->paranoid);
+	jw_key(&w, "capabilities");
+	jw_start_object(&w);
+	jw_key(&w, "CAP_BPF");
+	jw_bool(&w, d->cap_bpf);
+	jw_key(&w, "CAP_PERFMON");
+	jw_bool(&w, d->cap_perfmon);
+	jw_key(&w, "CAP_SYS_ADMIN");
+	jw_bool(&w, d->cap_admin);
+	jw_end_object(&w);
+	jw_key(&w, "checks");
+	jw_start_array(&w);
+	for (i = 0; i < d->nr_checks; i++) {
+		jw_start_object(&w);
+		jw_key(&w, "name");
+		jw_string(&w, d->checks[i].name);
+		jw_key(&w, "status");
+		jw_string(&w, status_str[d->checks[i].st]);
+		jw_key(&w, "detail");
+		jw_string(&w, d->checks[i].detail);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_key(&w, "events");
+	jw_start_array(&w);
+	for (i = 0; i < d->nr_ev; i++) {
+		jw_start_object(&w);
+		jw_key(&w, "name");
+		jw_string(&w, d->ev[i].spec.name);
+		jw_key(&w, "state");
+		jw_string(&w, event_state__str(d->ev[i].state));
+		jw_key(&w, "error");
+		if (d->ev[i].err)
+			jw_string(&w, strerror(d->ev[i].err));
+		else
+			jw_null(&w);
+		jw_key(&w, "reason");
+		jw_string(&w, d->ev[i].reason);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_key(&w, "meaning");
+	jw_start_array(&w);
+	for (i = 0; i < d->nr_meaning; i++)
+		jw_string(&w, d->meaning[i]);
+	jw_end_array(&w);
+	jw_end_object(&w);
+	putchar('\n');
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct session_opts so = {};
+	struct doctor *d;
+	const char *events = DEFAULT_EVENTS, *bad;
+	bool json = false;
+	int c, n, bad_len, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:e:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
+				fprintf(stderr, "pmbpf: unknown output format '%s': use text or json\n",
+					optarg);
+				return 2;
+			}
+			json = !strcmp(optarg, "json");
+			break;
+		case 'e':
+			events = optarg;
+			break;
+		case 'v':
+			so.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "pmbpf: try 'pmbpf doctor --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf doctor --help'\n",
+			argv[optind]);
+		return 2;
+	}
+	n = events__parse_list(events, so.events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	if (n < 0) {
+		fprintf(stderr, "pmbpf: invalid event list '%s'; valid names: pmbpf list\n", events);
+		return 2;
+	}
+	so.nr_events = n;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	d->runnable = true;
+	check_kernel(d);
+	check_cgroup(d);
+	check_caps(d);
+	check_sysctls(d);
+	check_events(d, &so);
+	trial_load(d, &so);
+	if (json)
+		print_json(d);
+	else
+		print_text(d);
+	ret = d->runnable ? 0 : 1;
+	free(d);
+	return ret;
+}

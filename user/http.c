@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include "http.h"
+
+/* Bounds on what clients can hold: connections, idle time, request size. */
+#define HTTP_MAX_CONNECTIONS 64
+#define HTTP_TIMEOUT_S 10
+#define HTTP_CONNECTION_MEMORY (32 * 1024)
+
+#define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
+
+static const char landing[] =
+	"<html><head><title>pmbpf</title></head><body><h1>pmbpf</h1>"
+	"<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+
+struct http_server {
+	struct MHD_Daemon *d;
+	pthread_mutex_t lock;
+	char *buf; /* the last published exposition */
+	size_t len;
+	__u64 requests[4];
+};
+
+int http__listen(const char *addr_port)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	};
+	struct addrinfo *res = NULL;
+	char host[256], *port;
+	int fd, err, one = 1;
+	size_t n = strlen(addr_port);
+
+	if (n >= sizeof(host))
+		goto bad;
+	memcpy(host, addr_port, n + 1);
+	if (host[0] == '[') {
+		char *rb = strchr(host, ']');
+
+		if (!rb || rb[1] != ':')
+			goto bad;
+		*rb = '\0';
+		port = rb + 2;
+		memmove(host, host + 1, strlen(host + 1) + 1);
+	} else {
+		port = strrchr(host, ':');
+		if (!port || strchr(host, ':') != port)
+			goto bad;
+		*port++ = '\0';
+	}
+	if (!*host || !*port || strspn(port, "0123456789") != strlen(port) || atol(port) > 65535)
+		goto bad;
+	err = getaddrinfo(host, port, &hints, &res);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot resolve listen address '%s': %s\n", addr_port,
+			gai_strerror(err));
+		return -EINVAL;
+	}
+	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot create a socket for %s: %s\n", addr_port,
+			strerror(-err));
+		freeaddrinfo(res);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (res->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 128)) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot listen on %s: %s%s\n", addr_port, strerror(-err),
+			err == -EADDRINUSE ? " (another pmbpf? use --listen ADDR:PORT)" : "");
+		close(fd);
+		freeaddrinfo(res);
+		return err;
+	}
+	freeaddrinfo(res);
+	return fd;
+bad:
+	fprintf(stderr, "pmbpf: invalid listen address '%s': give ADDR:PORT, e.g. 127.0.0.1:9465 or [::1]:9465\n",
+		addr_port);
+	return -EINVAL;
+}
+
+static enum MHD_Result reply(struct http_server *h, struct MHD_Connection *c, unsigned int code,
+			     const char *type, void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
+	int cls = code >= 200 && code < 300 ? 0 : code >= 400 && code < 500 ? 1 : code >= 500 ? 2 : 3;
+
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (code == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	__atomic_fetch_add(&h->requests[cls], 1, __ATOMIC_RELAXED);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	static const char not_found[] = "404 not found: pmbpf serves /metrics\n";
+	static const char not_allowed[] = "405 method not allowed: use GET\n";
+	static const char not_ready[] = "503 no collection yet\n";
+	struct http_server *h = cls;
+	char *copy;
+	size_t len;
+
+	/* Answered at the first call: a request body, if any, is never read. */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", (void *)not_allowed,
+			     sizeof(not_allowed) - 1, MHD_RESPMEM_PERSISTENT);
+	if (!strcmp(url, "/"))
+		return reply(h, c, MHD_HTTP_OK, "text/html", (void *)landing, sizeof(landing) - 1,
+			     MHD_RESPMEM_PERSISTENT);
+	if (strcmp(url, "/metrics"))
+		return reply(h, c, MHD_HTTP_NOT_FOUND, "text/plain", (void *)not_found,
+			     sizeof(not_found) - 1, MHD_RESPMEM_PERSISTENT);
+
+	pthread_mutex_lock(&h->lock);
+	len = h->len;
+	copy = h->buf ? malloc(len ? len : 1) : NULL;
+	if (copy)
+		memcpy(copy, h->buf, len);
+	pthread_mutex_unlock(&h->lock);
+	if (!copy)
+		return reply(h, c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain", (void *)not_ready,
+			     sizeof(not_ready) - 1, MHD_RESPMEM_PERSISTENT);
+	return reply(h, c, MHD_HTTP_OK, CONTENT_TYPE_METRICS, copy, len, MHD_RESPMEM_MUST_FREE);
+}
+
+struct http_server *http__start(int listen_fd)
+{
+	struct http_server *h = calloc(1, sizeof(*h));
+
+	if (!h) {
+		close(listen_fd);
+		fprintf(stderr, "pmbpf: cannot start the HTTP server: %s\n", strerror(ENOMEM));
+		return NULL;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h,
+				MHD_OPTION_LISTEN_SOCKET, listen_fd,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+				MHD_OPTION_END);
+	if (!h->d) {
+		fprintf(stderr, "pmbpf: cannot start the HTTP server (libmicrohttpd)\n");
+		close(listen_fd);
+		pthread_mutex_destroy(&h->lock);
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+int http__publish(struct http_server *h, const char *buf, size_t len)
+{
+	char *copy = malloc(len ? len : 1), *old;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, buf, len);
+	pthread_mutex_lock(&h->lock);
+	old = h->buf;
+	h->buf = copy;
+	h->len = len;
+	pthread_mutex_unlock(&h->lock);
+	free(old);
+	return 0;
+}
+
+void http__requests(struct http_server *h, __u64 counts[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		counts[i] = __atomic_load_n(&h->requests[i], __ATOMIC_RELAXED);
+}
+
+void http__stop(struct http_server *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->d);
+	pthread_mutex_destroy(&h->lock);
+	free(h->buf);
+	free(h);
+}

@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Counters for Prometheus from interval snapshots, and their text
+ * exposition (format 0.0.4). Which processes get series: the top K live
+ * processes (and those that exited in the interval) by an exponentially
+ * weighted average of their CPU rate over SCORE_TAU_S; a process that has
+ * a series keeps it until another ranks twice as high (INCUMBENT_BONUS), so
+ * that processes with similar small figures do not take turns and churn
+ * series (a new process at 100% of a CPU takes the place of one at a steady
+ * 40% in about 30 s). A process's counters start when it gets its series. A process that leaves the top K, or exits,
+ * keeps its series (its final value) for the grace period, but at most K
+ * such lingering series are kept, so a scrape holds at most 2 x K process
+ * series whatever the churn.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+#include "prom.h"
+
+/* Time constant of the CPU ranking average, in seconds. */
+#define SCORE_TAU_S 20.0
+/* A process in the top K stays until another ranks this many times higher. */
+#define INCUMBENT_BONUS 2.0
+
+void strbuf__printf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (sb->failed)
+		return;
+	for (;;) {
+		size_t room = sb->cap - sb->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			sb->failed = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			sb->len += n;
+			return;
+		}
+		{
+			size_t cap = sb->cap ? sb->cap * 2 : 65536;
+			char *b;
+
+			while (cap - sb->len <= (size_t)n)
+				cap *= 2;
+			b = realloc(sb->buf, cap);
+			if (!b) {
+				sb->failed = true;
+				return;
+			}
+			sb->buf = b;
+			sb->cap = cap;
+		}
+	}
+}
+
+void strbuf__free(struct strbuf *sb)
+{
+	free(sb->buf);
+	memset(sb, 0, sizeof(*sb));
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n, i;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+void prom__label_value(struct strbuf *sb, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)v;
+
+	strbuf__printf(sb, "\"");
+	while (*s) {
+		int n = utf8_len(s);
+
+		if (!n) {
+			strbuf__printf(sb, "?");
+			s++;
+		} else if (*s == '\\' || *s == '"') {
+			strbuf__printf(sb, "\\%c", *s);
+			s++;
+		} else if (*s == '\n') {
+			strbuf__printf(sb, "\\n");
+			s++;
+		} else {
+			strbuf__printf(sb, "%.*s", n, (const char *)s);
+			s += n;
+		}
+	}
+	strbuf__printf(sb, "\"");
+}
+
+/* Counters accumulated from interval deltas. */
+struct acc {
+	__u64 oncpu_ns;
+	__u64 offcpu_ns;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__u64 runq_total_ns;
+	__u64 runq_hist[PMBPF_RUNQ_SLOTS];
+	double ev[PMBPF_MAX_EVENTS]; /* scaled for multiplexing */
+	__u64 enabled_ns[PMBPF_MAX_EVENTS];
+	__u64 running_ns[PMBPF_MAX_EVENTS];
+};
+
+struct hnode {
+	struct hnode *next;
+	__u64 hash;
+};
+
+struct htab {
+	struct hnode **b;
+	size_t nr_buckets;
+	size_t nr;
+};
+
+/* A process in one cgroup, identified by its start time across PID reuse. */
+struct proc {
+	struct hnode node; /* first: a node is a proc */
+	__u32 pid;
+	__u64 cgroup_id;
+	__u64 start_ns;
+	char comm[PMBPF_COMM_LEN];
+	char *cgroup; /* path below the cgroup2 mount, or NULL */
+	struct acc *acc; /* from its first export on: untracked processes stay small */
+	double score; /* average CPU seconds per second, over about SCORE_TAU_S */
+	double rank; /* score, with the bonus of a process in the top K */
+	__u64 last_seen;
+	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
+	__u64 top_gen; /* the last update that ranked it in the top K */
+	bool exported;
+	bool exited;
+};
+
+/* A cgroup, by path: a cgroup removed and made again continues its series. */
+struct cg {
+	struct hnode node;
+	char *path;
+	char *labels; /* rendered label pairs */
+	struct acc acc;
+	__u64 last_seen;
+	__u64 removed_since; /* 0 while it exists */
+};
+
+struct prom_state {
+	struct prom_opts o;
+	struct htab procs;
+	struct htab cgroups;
+	struct acc idle;
+	double system_ev[PMBPF_MAX_EVENTS];
+	struct proc **rank;
+	__u64 gen;
+	size_t cap_rank;
+	size_t nr_exported;
+};
+
+static __u64 hash_bytes(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	while (n--)
+		h = (h ^ *s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static __u64 proc_hash(__u32 pid, __u64 cgroup_id, __u64 start_ns)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = hash_bytes(h, &pid, sizeof(pid));
+	h = hash_bytes(h, &cgroup_id, sizeof(cgroup_id));
+	return hash_bytes(h, &start_ns, sizeof(start_ns));
+}
+
+static __u64 str_hash(const char *s)
+{
+	return hash_bytes(0xcbf29ce484222325ULL, s, strlen(s));
+}
+
+static int htab_grow(struct htab *t)
+{
+	size_t nb = t->nr_buckets ? t->nr_buckets * 2 : 256, i;
+	struct hnode **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (i = 0; i < t->nr_buckets; i++) {
+		struct hnode *n = t->b[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			n->next = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->nr_buckets = nb;
+	return 0;
+}
+
+static int htab_add(struct htab *t, struct hnode *n)
+{
+	struct hnode **head;
+
+	if (t->nr >= t->nr_buckets && htab_grow(t) && !t->nr_buckets)
+		return -ENOMEM;
+	head = &t->b[n->hash & (t->nr_buckets - 1)];
+	n->next = *head;
+	*head = n;
+	t->nr++;
+	return 0;
+}
+
+static void htab_del(struct htab *t, struct hnode *n)
+{
+	struct hnode **p = &t->b[n->hash & (t->nr_buckets - 1)];
+
+	for (; *p; p = &(*p)->next) {
+		if (*p == n) {
+			*p = n->next;
+			t->nr--;
+			return;
+		}
+	}
+}
+
+/* Visit every node; fn may delete the node it is given. */
+static void htab_each(struct htab *t, void (*fn)(struct prom_state *, struct hnode *, __u64),
+		      struct prom_state *ps, __u64 now)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_buckets; i++) {
+		struct hnode *n = t->b[i], *next;
+
+		for (; n; n = next) {
+			next = n->next;
+			fn(ps, n, now);
+		}
+	}
+}
+
+struct prom_state *prom__new(const struct prom_opts *opts)
+{
+	struct prom_state *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->o = *opts;
+	return ps;
+}
+
+static void proc_free(struct prom_state *ps, struct proc *p)
+{
+	htab_del(&ps->procs, &p->node);
+	if (p->exported)
+		ps->nr_exported--;
+	free(p->cgroup);
+	free(p->acc);
+	free(p);
+}
+
+static void cg_free(struct prom_state *ps, struct cg *c)
+{
+	htab_del(&ps->cgroups, &c->node);
+	free(c->path);
+	free(c->labels);
+	free(c);
+}
+
+static void free_proc_node(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	proc_free(ps, (struct proc *)n);
+}
+
+static void free_cg_node(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	cg_free(ps, (struct cg *)n);
+}
+
+void prom__free(struct prom_state *ps)
+{
+	if (!ps)
+		return;
+	htab_each(&ps->procs, free_proc_node, ps, 0);
+	htab_each(&ps->cgroups, free_cg_node, ps, 0);
+	free(ps->procs.b);
+	free(ps->cgroups.b);
+	free(ps->rank);
+	free(ps);
+}
+
+static void acc_add(struct acc *a, const struct snapshot *snap, const struct figures *f)
+{
+	int i;
+
+	a->oncpu_ns += f->oncpu_ns;
+	a->offcpu_ns += f->offcpu_ns;
+	a->nvcsw += f->nvcsw;
+	a->nivcsw += f->nivcsw;
+	a->runq_total_ns += f->runq_total_ns;
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		a->runq_hist[i] += f->runq_hist[i];
+	for (i = 0; i < snap->nr_events; i++) {
+		double v;
+
+		if (snap->events[i].state != EVENT_COUNTING)
+			continue;
+		v = reading__scaled(&f->ev[i]);
+		/* enabled but never running: nothing was measured */
+		if (isfinite(v))
+			a->ev[i] += v;
+		a->enabled_ns[i] += f->ev[i].enabled;
+		a->running_ns[i] += f->ev[i].running;
+	}
+}
+
+static __u64 sub_clamp(__u64 a, __u64 b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void figures_sub(struct figures *d, const struct figures *s)
+{
+	int i;
+
+	d->oncpu_ns = sub_clamp(d->oncpu_ns, s->oncpu_ns);
+	d->offcpu_ns = sub_clamp(d->offcpu_ns, s->offcpu_ns);
+	d->nvcsw = sub_clamp(d->nvcsw, s->nvcsw);
+	d->nivcsw = sub_clamp(d->nivcsw, s->nivcsw);
+	d->runq_count = sub_clamp(d->runq_count, s->runq_count);
+	d->runq_total_ns = sub_clamp(d->runq_total_ns, s->runq_total_ns);
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		d->runq_hist[i] = d->runq_hist[i] > s->runq_hist[i] ? d->runq_hist[i] - s->runq_hist[i] : 0;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		d->ev[i].value = sub_clamp(d->ev[i].value, s->ev[i].value);
+		d->ev[i].enabled = sub_clamp(d->ev[i].enabled, s->ev[i].enabled);
+		d->ev[i].running = sub_clamp(d->ev[i].running, s->ev[i].running);
+	}
+}
+
+static struct proc *proc_find(struct prom_state *ps, const struct proc_row *row, __u64 h)
+{
+	struct hnode *n;
+	struct proc *p;
+
+	if (!ps->procs.nr_buckets)
+		return NULL;
+	for (n = ps->procs.b[h & (ps->procs.nr_buckets - 1)]; n; n = n->next) {
+		p = (struct proc *)n;
+		if (n->hash == h && p->pid == row->pid && p->cgroup_id == row->cgroup_id &&
+		    p->start_ns == row->start_ns)
+			return p;
+	}
+	return NULL;
+}
+
+static struct proc *proc_get(struct prom_state *ps, const struct proc_row *row)
+{
+	__u64 h = proc_hash(row->pid, row->cgroup_id, row->start_ns);
+	struct proc *p = proc_find(ps, row, h);
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->node.hash = h;
+	p->pid = row->pid;
+	p->cgroup_id = row->cgroup_id;
+	p->start_ns = row->start_ns;
+	if (row->cgroup) {
+		p->cgroup = strdup(row->cgroup);
+		if (!p->cgroup) {
+			free(p);
+			return NULL;
+		}
+	}
+	if (htab_add(&ps->procs, &p->node)) {
+		free(p->cgroup);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static char *cg_labels(const char *path, const struct container_info *ci)
+{
+	struct strbuf sb = {};
+
+	strbuf__printf(&sb, "cgroup=");
+	prom__label_value(&sb, path);
+	strbuf__printf(&sb, ",runtime=");
+	prom__label_value(&sb, ci->runtime);
+	strbuf__printf(&sb, ",container_id=");
+	prom__label_value(&sb, ci->id);
+	strbuf__printf(&sb, ",pod_uid=");
+	prom__label_value(&sb, ci->pod_uid);
+	if (sb.failed) {
+		strbuf__free(&sb);
+		return NULL;
+	}
+	return sb.buf;
+}
+
+static struct cg *cg_get(struct prom_state *ps, const struct cgroup_row *row)
+{
+	__u64 h = str_hash(row->path);
+	struct hnode *n;
+	struct cg *c;
+
+	if (ps->cgroups.nr_buckets) {
+		for (n = ps->cgroups.b[h & (ps->cgroups.nr_buckets - 1)]; n; n = n->next) {
+			c = (struct cg *)n;
+			if (n->hash == h && !strcmp(c->path, row->path))
+				return c;
+		}
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->node.hash = h;
+	c->path = strdup(row->path);
+	c->labels = cg_labels(row->path, &row->ci);
+	if (!c->path || !c->labels || htab_add(&ps->cgroups, &c->node)) {
+		free(c->path);
+		free(c->labels);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int cmp_score(const void *a, const void *b)
+{
+	const struct proc *pa = *(struct proc *const *)a, *pb = *(struct proc *const *)b;
+
+	if (pa->rank != pb->rank)
+		return pa->rank < pb->rank ? 1 : -1;
+	if (pa->pid != pb->pid)
+		return pa->pid < pb->pid ? -1 : 1;
+	return pa->start_ns < pb->start_ns ? -1 : pa->start_ns > pb->start_ns;
+}
+
+static int cmp_linger(const void *a, const void *b)
+{
+	const struct proc *pa = *(struct proc *const *)a, *pb = *(struct proc *const *)b;
+
+	if (pa->linger_since != pb->linger_since)
+		return pa->linger_since < pb->linger_since ? -1 : 1;
+	return cmp_score(a, b);
+}
+
+static int rank_reserve(struct prom_state *ps, size_t n)
+{
+	struct proc **r;
+
+	if (n <= ps->cap_rank)
+		return 0;
+	r = realloc(ps->rank, n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	ps->rank = r;
+	ps->cap_rank = n;
+	return 0;
+}
+
+/* Same series labels as p: an older process with the same PID in the same cgroup. */
+static bool same_series(const struct proc *a, const struct proc *b)
+{
+	if (a->pid != b->pid)
+		return false;
+	if (!a->cgroup || !b->cgroup)
+		return a->cgroup == b->cgroup && a->cgroup_id == b->cgroup_id;
+	return !strcmp(a->cgroup, b->cgroup);
+}
+
+static void export(struct prom_state *ps, struct proc *p)
+{
+	size_t i;
+
+	/* a PID reused in the same cgroup: the newer process takes the series */
+	for (i = 0; i < ps->procs.nr_buckets; i++) {
+		struct hnode *m;
+
+		for (m = ps->procs.b[i]; m; m = m->next) {
+			struct proc *q = (struct proc *)m;
+
+			if (q != p && q->exported && same_series(p, q)) {
+				q->exported = false;
+				ps->nr_exported--;
+			}
+		}
+	}
+	p->exported = true;
+	ps->nr_exported++;
+}
+
+static int select_top(struct prom_state *ps, __u64 now)
+{
+	size_t i, n = 0, k = ps->o.top_k;
+	struct hnode *node;
+
+	if (rank_reserve(ps, ps->procs.nr))
+		return -ENOMEM;
+	for (i = 0; i < ps->procs.nr_buckets; i++) {
+		for (node = ps->procs.b[i]; node; node = node->next) {
+			struct proc *p = (struct proc *)node;
+			bool incumbent = p->exported && p->top_gen == ps->gen && !p->exited;
+
+			p->rank = p->score * (incumbent ? INCUMBENT_BONUS : 1);
+			/* live, or exited in this interval: its final counts are news */
+			if (p->rank > 0 && (!p->exited || p->last_seen == now))
+				ps->rank[n++] = p;
+		}
+	}
+	qsort(ps->rank, n, sizeof(*ps->rank), cmp_score);
+	ps->gen++;
+	for (i = 0; i < n && i < k; i++) {
+		struct proc *p = ps->rank[i];
+
+		if (!p->exported)
+			export(ps, p);
+		p->top_gen = ps->gen;
+		p->linger_since = p->exited ? now : 0;
+	}
+	/* Exported but not (or no longer live) in the top K: lingering. */
+	n = 0;
+	for (i = 0; i < ps->procs.nr_buckets; i++) {
+		for (node = ps->procs.b[i]; node; node = node->next) {
+			struct proc *p = (struct proc *)node;
+
+			if (!p->exported || (p->top_gen == ps->gen && !p->exited))
+				continue;
+			if (!p->linger_since)
+				p->linger_since = now;
+			ps->rank[n++] = p;
+		}
+	}
+	if (n > k) {
+		/* the oldest lingering series go first */
+		qsort(ps->rank, n, sizeof(*ps->rank), cmp_linger);
+		for (i = 0; i < n - k; i++) {
+			ps->rank[i]->exported = false;
+			ps->nr_exported--;
+		}
+	}
+	return 0;
+}
+
+static void expire_proc(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	struct proc *p = (struct proc *)n;
+
+	if (p->exported) {
+		if (p->linger_since && now - p->linger_since >= ps->o.grace_ns)
+			proc_free(ps, p);
+		return;
+	}
+	/* Not exported: forget it once it is gone, or idle for the grace period. */
+	if (p->exited || now - p->last_seen >= ps->o.grace_ns)
+		proc_free(ps, p);
+}
+
+static void expire_cg(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	struct cg *c = (struct cg *)n;
+
+	if (c->last_seen == now)
+		return;
+	if (!c->removed_since) {
+		if (!ps->o.cgroup_exists || ps->o.cgroup_exists(c->path, ps->o.ctx))
+			return;
+		c->removed_since = now;
+	}
+	if (now - c->removed_since >= ps->o.grace_ns)
+		cg_free(ps, c);
+}
+
+int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
+{
+	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
+	double decay = exp(-dt / SCORE_TAU_S);
+	struct figures idle = {};
+	__u64 idle_cgroup = 0;
+	bool have_idle = false;
+	size_t r, i;
+
+	for (i = 0; i < ps->procs.nr_buckets; i++) {
+		struct hnode *n;
+
+		for (n = ps->procs.b[i]; n; n = n->next)
+			((struct proc *)n)->score *= decay;
+	}
+	for (r = 0; r < snap->nr_rows; r++) {
+		const struct proc_row *row = &snap->rows[r];
+		struct proc *p;
+
+		if (row->overflow)
+			continue;
+		if (row->pid == 0) {
+			figures__add(&idle, &row->f);
+			idle_cgroup = row->cgroup_id;
+			have_idle = true;
+			continue;
+		}
+		p = proc_get(ps, row);
+		if (!p)
+			return -ENOMEM;
+		p->score += (1 - decay) * (row->f.oncpu_ns / 1e9) / dt;
+		if (row->comm[0])
+			memcpy(p->comm, row->comm, sizeof(p->comm));
+		p->last_seen = now;
+		if (row->exited)
+			p->exited = true;
+	}
+	acc_add(&ps->idle, snap, &idle);
+	for (i = 0; i < (size_t)snap->nr_events; i++) {
+		double v = reading__scaled(&snap->system[i]);
+
+		if (snap->events[i].state == EVENT_COUNTING && isfinite(v))
+			ps->system_ev[i] += v;
+	}
+	for (r = 0; r < snap->nr_cgroups; r++) {
+		const struct cgroup_row *row = &snap->cgroups[r];
+		struct figures f;
+		struct cg *c;
+
+		if (!row->path)
+			continue;
+		c = cg_get(ps, row);
+		if (!c)
+			return -ENOMEM;
+		f = row->total;
+		/* The idle task is not work done in the root cgroup. */
+		if (have_idle && row->id == idle_cgroup)
+			figures_sub(&f, &idle);
+		acc_add(&c->acc, snap, &f);
+		c->last_seen = now;
+		c->removed_since = 0;
+	}
+	if (select_top(ps, now))
+		return -ENOMEM;
+	/* Counters of the processes with series, this interval included. */
+	for (r = 0; r < snap->nr_rows; r++) {
+		const struct proc_row *row = &snap->rows[r];
+		struct proc *p;
+
+		if (row->overflow || row->pid == 0)
+			continue;
+		p = proc_find(ps, row, proc_hash(row->pid, row->cgroup_id, row->start_ns));
+		if (!p)
+			continue;
+		if (p->exported && !p->acc) {
+			p->acc = calloc(1, sizeof(*p->acc));
+			if (!p->acc)
+				return -ENOMEM;
+		}
+		if (p->acc)
+			acc_add(p->acc, snap, &row->f);
+	}
+	htab_each(&ps->procs, expire_proc, ps, now);
+	htab_each(&ps->cgroups, expire_cg, ps, now);
+	return 0;
+}
+
+void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, size_t *tracked)
+{
+	*procs = ps->nr_exported;
+	*cgroups = ps->cgroups.nr;
+	*tracked = ps->procs.nr;
+}
+
+/* Rendering */
+
+static void family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	strbuf__printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_double(struct strbuf *sb, double v)
+{
+	if (isnan(v))
+		strbuf__printf(sb, "NaN\n");
+	else if (isinf(v))
+		strbuf__printf(sb, v > 0 ? "+Inf\n" : "-Inf\n");
+	else if (v == floor(v) && fabs(v) < 1e15)
+		strbuf__printf(sb, "%.0f\n", v);
+	else
+		strbuf__printf(sb, "%.15g\n", v);
+}
+
+/* Nanoseconds as exact decimal seconds. */
+static void put_ns(struct strbuf *sb, __u64 ns)
+{
+	strbuf__printf(sb, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000ULL),
+		       (unsigned long long)(ns % 1000000000ULL));
+}
+
+static void put_u64(struct strbuf *sb, __u64 v)
+{
+	strbuf__printf(sb, "%llu\n", (unsigned long long)v);
+}
+
+static const char *event_class(const struct event_spec *s)
+{
+	switch (s->type) {
+	case 0:
+		return "hardware";
+	case 1:
+		return "software";
+	case 3:
+		return "hw-cache";
+	case 4:
+		return "raw";
+	}
+	return "other";
+}
+
+/* Upper bound of run-queue histogram slot k (< 2^(k+1) us), in seconds. */
+static void put_le(struct strbuf *sb, int k)
+{
+	char buf[32];
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%.6f", (double)(2ULL << k) / 1e6);
+	n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (buf[n - 1] == '.')
+		buf[--n] = '\0';
+	strbuf__printf(sb, "%s", buf);
+}
+
+/* Series are rendered family by family: a metric's samples must be contiguous. */
+enum fig {
+	FIG_CPU,
+	FIG_OFFCPU,
+	FIG_SWITCHES,
+	FIG_EVENTS,
+	FIG_ENABLED,
+	FIG_RUNNING,
+	FIG_RUNQ_HIST,
+	FIG_RUNQ_SUMMARY,
+};
+
+static void figure_samples(struct strbuf *sb, const struct snapshot *snap, const char *name,
+			   const char *labels, const struct acc *a, enum fig fig)
+{
+	__u64 cum = 0;
+	int i;
+
+	switch (fig) {
+	case FIG_CPU:
+		strbuf__printf(sb, "%s{%s} ", name, labels);
+		put_ns(sb, a->oncpu_ns);
+		break;
+	case FIG_OFFCPU:
+		strbuf__printf(sb, "%s{%s} ", name, labels);
+		put_ns(sb, a->offcpu_ns);
+		break;
+	case FIG_SWITCHES:
+		strbuf__printf(sb, "%s{%s,kind=\"voluntary\"} ", name, labels);
+		put_u64(sb, a->nvcsw);
+		strbuf__printf(sb, "%s{%s,kind=\"involuntary\"} ", name, labels);
+		put_u64(sb, a->nivcsw);
+		break;
+	case FIG_EVENTS:
+	case FIG_ENABLED:
+	case FIG_RUNNING:
+		for (i = 0; i < snap->nr_events; i++) {
+			if (snap->events[i].state != EVENT_COUNTING)
+				continue;
+			strbuf__printf(sb, "%s{%s,event=", name, labels);
+			prom__label_value(sb, snap->events[i].spec.name);
+			strbuf__printf(sb, "} ");
+			if (fig == FIG_EVENTS)
+				put_double(sb, a->ev[i]);
+			else
+				put_ns(sb, fig == FIG_ENABLED ? a->enabled_ns[i] : a->running_ns[i]);
+		}
+		break;
+	case FIG_RUNQ_HIST:
+		for (i = 0; i < PMBPF_RUNQ_SLOTS - 1; i++) {
+			cum += a->runq_hist[i];
+			strbuf__printf(sb, "%s_bucket{%s,le=\"", name, labels);
+			put_le(sb, i);
+			strbuf__printf(sb, "\"} ");
+			put_u64(sb, cum);
+		}
+		cum += a->runq_hist[PMBPF_RUNQ_SLOTS - 1];
+		strbuf__printf(sb, "%s_bucket{%s,le=\"+Inf\"} ", name, labels);
+		put_u64(sb, cum);
+		/* fall through */
+	case FIG_RUNQ_SUMMARY:
+		if (fig == FIG_RUNQ_SUMMARY)
+			for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+				cum += a->runq_hist[i];
+		strbuf__printf(sb, "%s_sum{%s} ", name, labels);
+		put_ns(sb, a->runq_total_ns);
+		strbuf__printf(sb, "%s_count{%s} ", name, labels);
+		put_u64(sb, cum);
+		break;
+	}
+}
+
+static const struct figure_family {
+	const char *suffix;
+	const char *type;
+	enum fig fig;
+	const char *help;
+	bool process; /* also rendered for processes */
+} figure_families[] = {
+	{ "cpu_seconds_total", "counter", FIG_CPU, "Time on CPU.", true },
+	{ "offcpu_seconds_total", "counter", FIG_OFFCPU,
+	  "Time off CPU (switched out) of its threads, credited when they run again.", true },
+	{ "context_switches_total", "counter", FIG_SWITCHES,
+	  "Switches out: voluntary (blocking) or involuntary (preempted).", true },
+	{ "perf_events_total", "counter", FIG_EVENTS,
+	  "Perf event counts while it ran, scaled for multiplexing (clock events count ns).",
+	  true },
+	{ "perf_event_enabled_seconds_total", "counter", FIG_ENABLED,
+	  "Time the event's counter was enabled while it ran.", false },
+	{ "perf_event_running_seconds_total", "counter", FIG_RUNNING,
+	  "Time the event's counter was counting while it ran (running/enabled: coverage).",
+	  false },
+	{ "runqueue_latency_seconds", "histogram", FIG_RUNQ_HIST,
+	  "Wakeup (or preemption) to running: run-queue latency.", false },
+	{ "runqueue_latency_seconds", "summary", FIG_RUNQ_SUMMARY,
+	  "Wakeup (or preemption) to running: run-queue latency.", true },
+};
+
+static void proc_labels(struct strbuf *sb, const struct proc *p)
+{
+	strbuf__printf(sb, "pid=\"%u\",comm=", p->pid);
+	prom__label_value(sb, p->comm);
+	strbuf__printf(sb, ",cgroup=");
+	prom__label_value(sb, p->cgroup ? p->cgroup : "");
+}
+
+static int cmp_cg_path(const void *a, const void *b)
+{
+	return strcmp((*(struct cg *const *)a)->path, (*(struct cg *const *)b)->path);
+}
+
+static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
+{
+	size_t i, j, nc = 0, np = 0;
+	struct cg **cgs = calloc(ps->cgroups.nr + 1, sizeof(*cgs));
+	struct strbuf lb = {};
+	struct hnode *n;
+	char name[96];
+
+	if (!cgs) {
+		out->failed = true;
+		return;
+	}
+	for (i = 0; i < ps->cgroups.nr_buckets; i++)
+		for (n = ps->cgroups.b[i]; n; n = n->next)
+			cgs[nc++] = (struct cg *)n;
+	qsort(cgs, nc, sizeof(*cgs), cmp_cg_path);
+	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
+		const struct figure_family *ff = &figure_families[j];
+
+		if (ff->fig == FIG_RUNQ_SUMMARY)
+			continue;
+		snprintf(name, sizeof(name), "pmbpf_cgroup_%s", ff->suffix);
+		family(out, name, ff->type, ff->help);
+		for (i = 0; i < nc; i++)
+			figure_samples(out, snap, name, cgs[i]->labels, &cgs[i]->acc, ff->fig);
+	}
+	free(cgs);
+
+	/* Processes with series, by CPU ranking. */
+	if (rank_reserve(ps, ps->nr_exported)) {
+		out->failed = true;
+		return;
+	}
+	for (i = 0; i < ps->procs.nr_buckets; i++)
+		for (n = ps->procs.b[i]; n; n = n->next)
+			if (((struct proc *)n)->exported && np < ps->nr_exported)
+				ps->rank[np++] = (struct proc *)n;
+	qsort(ps->rank, np, sizeof(*ps->rank), cmp_score);
+	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
+		const struct figure_family *ff = &figure_families[j];
+
+		if (!ff->process)
+			continue;
+		snprintf(name, sizeof(name), "pmbpf_process_%s", ff->suffix);
+		family(out, name, ff->type,
+		       ff->fig == FIG_RUNQ_SUMMARY ?
+			       "Wakeup (or preemption) to running: run-queue latency (sum and count)." :
+			       ff->help);
+		for (i = 0; i < np; i++) {
+			if (!ps->rank[i]->acc)
+				continue;
+			lb.len = 0;
+			proc_labels(&lb, ps->rank[i]);
+			if (lb.failed || !lb.buf)
+				continue;
+			figure_samples(out, snap, name, lb.buf, ps->rank[i]->acc, ff->fig);
+		}
+	}
+	strbuf__free(&lb);
+}
+
+static void gauge(struct strbuf *sb, const char *name, const char *help, double v)
+{
+	family(sb, name, "gauge", help);
+	strbuf__printf(sb, "%s ", name);
+	put_double(sb, v);
+}
+
+static void counter(struct strbuf *sb, const char *name, const char *help, __u64 v)
+{
+	family(sb, name, "counter", help);
+	strbuf__printf(sb, "%s ", name);
+	put_u64(sb, v);
+}
+
+static void render_self(struct prom_state *ps, const struct snapshot *snap,
+			const struct prom_self *self, struct strbuf *out)
+{
+	static const char *const codes[] = { "2xx", "4xx", "5xx", "other" };
+	int i;
+
+	family(out, "pmbpf_info", "gauge", "Version and the sched_switch attach flavour in use.");
+	strbuf__printf(out, "pmbpf_info{version=\"%s\",attach=\"%s\"} 1\n",
+		       self->version ? self->version : "", snap->attach ? snap->attach : "");
+	gauge(out, "pmbpf_cpus", "Online CPUs counted.", snap->nr_cpus);
+	gauge(out, "pmbpf_pmu_available",
+	      "0 when no requested hardware event can be counted (no PMU on this host).",
+	      self->no_pmu ? 0 : 1);
+
+	family(out, "pmbpf_event_supported", "gauge",
+	       "1 when the event is counting on this host; state says why not.");
+	for (i = 0; i < snap->nr_events; i++) {
+		const struct event_info *ev = &snap->events[i];
+
+		strbuf__printf(out, "pmbpf_event_supported{event=");
+		prom__label_value(out, ev->spec.name);
+		strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n", event_class(&ev->spec),
+			       event_state__str(ev->state), ev->state == EVENT_COUNTING);
+	}
+
+	family(out, "pmbpf_system_perf_events_total", "counter",
+	       "Perf event counts of all CPUs (every process and idle), scaled for multiplexing.");
+	for (i = 0; i < snap->nr_events; i++) {
+		if (snap->events[i].state != EVENT_COUNTING)
+			continue;
+		strbuf__printf(out, "pmbpf_system_perf_events_total{event=");
+		prom__label_value(out, snap->events[i].spec.name);
+		strbuf__printf(out, "} ");
+		put_double(out, ps->system_ev[i]);
+	}
+	family(out, "pmbpf_idle_cpu_seconds_total", "counter",
+	       "Time the CPUs ran their idle task (not counted in any cgroup).");
+	strbuf__printf(out, "pmbpf_idle_cpu_seconds_total ");
+	put_ns(out, ps->idle.oncpu_ns);
+
+	family(out, "pmbpf_bpf_program_run_seconds_total", "counter",
+	       "Time spent in each BPF program (needs kernel.bpf_stats_enabled=1).");
+	for (i = 0; i < snap->nr_progs; i++) {
+		strbuf__printf(out, "pmbpf_bpf_program_run_seconds_total{program=");
+		prom__label_value(out, snap->progs[i].name);
+		strbuf__printf(out, "} ");
+		put_ns(out, snap->progs[i].run_time_ns);
+	}
+	family(out, "pmbpf_bpf_program_runs_total", "counter",
+	       "Runs of each BPF program (needs kernel.bpf_stats_enabled=1).");
+	for (i = 0; i < snap->nr_progs; i++) {
+		strbuf__printf(out, "pmbpf_bpf_program_runs_total{program=");
+		prom__label_value(out, snap->progs[i].name);
+		strbuf__printf(out, "} ");
+		put_u64(out, snap->progs[i].run_cnt);
+	}
+	family(out, "pmbpf_bpf_program_recursion_misses_total", "counter",
+	       "Runs of each BPF program skipped because it was already running on that CPU.");
+	for (i = 0; i < snap->nr_progs; i++) {
+		strbuf__printf(out, "pmbpf_bpf_program_recursion_misses_total{program=");
+		prom__label_value(out, snap->progs[i].name);
+		strbuf__printf(out, "} ");
+		put_u64(out, snap->progs[i].recursion_misses);
+	}
+	gauge(out, "pmbpf_bpf_stats_enabled",
+	      "1 when kernel.bpf_stats_enabled=1, so that program run time and runs are counted.",
+	      self->bpf_stats_enabled);
+	gauge(out, "pmbpf_map_entries", "Process entries in the kernel counts map.",
+	      snap->map_entries);
+	gauge(out, "pmbpf_map_capacity", "Size of the kernel counts map (--max-procs).",
+	      snap->map_capacity);
+	counter(out, "pmbpf_overflow_credits_total",
+		"Credits that went to the overflow entry because the counts map was full.",
+		snap->stats[PMBPF_STAT_OVERFLOW]);
+	counter(out, "pmbpf_exit_records_total", "Exit records sent through the ring buffer.",
+		snap->stats[PMBPF_STAT_EXITS]);
+	counter(out, "pmbpf_exit_records_lost_total",
+		"Exit records lost because the ring buffer was full (counts are then read from the map).",
+		snap->stats[PMBPF_STAT_EXITS_LOST]);
+	counter(out, "pmbpf_read_errors_total", "Failed counter reads in BPF.",
+		snap->stats[PMBPF_STAT_READ_ERRORS]);
+	counter(out, "pmbpf_sched_wakeups_total", "sched_wakeup and sched_wakeup_new calls seen.",
+		snap->stats[PMBPF_STAT_WAKEUPS]);
+	counter(out, "pmbpf_waits_unmatched_total",
+		"Run-queue and off-CPU waits dropped: the task was not the one expected.",
+		snap->stats[PMBPF_STAT_WAIT_UNMATCHED]);
+	counter(out, "pmbpf_vanished_processes_total",
+		"Map entries that disappeared without an exit record.", snap->vanished);
+
+	counter(out, "pmbpf_collections_total", "Collections (reads of the kernel maps) done.",
+		self->collections);
+	counter(out, "pmbpf_collection_errors_total", "Collections that failed.",
+		self->collection_errors);
+	family(out, "pmbpf_collection_seconds_total", "counter", "Time spent collecting.");
+	strbuf__printf(out, "pmbpf_collection_seconds_total ");
+	put_double(out, self->collection_seconds);
+	gauge(out, "pmbpf_last_collection_seconds", "Time the last collection took.",
+	      snap->poll_ns / 1e9);
+	gauge(out, "pmbpf_last_collection_timestamp_seconds", "When the last collection ended.",
+	      snap->time_ns / 1e9);
+	gauge(out, "pmbpf_interval_seconds", "Length of the last collection interval.",
+	      snap->interval_ns / 1e9);
+	{
+		size_t procs, cgroups, tracked;
+
+		prom__counts(ps, &procs, &cgroups, &tracked);
+		gauge(out, "pmbpf_exported_processes",
+		      "Processes with series (at most 2 x --top-k: the top K and lingering ones).",
+		      procs);
+		gauge(out, "pmbpf_exported_cgroups", "Cgroups with series.", cgroups);
+		gauge(out, "pmbpf_tracked_processes", "Processes tracked for the CPU ranking.",
+		      tracked);
+	}
+	family(out, "pmbpf_http_requests_total", "counter", "HTTP requests answered, by status class.");
+	for (i = 0; i < 4; i++)
+		strbuf__printf(out, "pmbpf_http_requests_total{code=\"%s\"} %llu\n", codes[i],
+			       (unsigned long long)self->http_requests[i]);
+
+	gauge(out, "process_resident_memory_bytes", "Resident memory of pmbpf.", self->rss_bytes);
+	gauge(out, "process_virtual_memory_bytes", "Virtual memory of pmbpf.", self->vsize_bytes);
+	family(out, "process_cpu_seconds_total", "counter", "CPU time of pmbpf (user and system).");
+	strbuf__printf(out, "process_cpu_seconds_total ");
+	put_double(out, self->cpu_seconds);
+	gauge(out, "process_open_fds", "Open file descriptors of pmbpf.", self->open_fds);
+	gauge(out, "process_start_time_seconds", "When pmbpf started (Unix time).",
+	      self->start_time_seconds);
+}
+
+void prom__render(struct prom_state *ps, const struct snapshot *snap, const struct prom_self *self,
+		  struct strbuf *out)
+{
+	size_t samples = 0;
+	const char *p, *end;
+
+	out->len = 0;
+	out->failed = false;
+	render_figures(ps, snap, out);
+	render_self(ps, snap, self, out);
+	if (out->failed || !out->buf)
+		return;
+	/* Size of the exposition itself, so that cardinality is visible. */
+	for (p = out->buf, end = out->buf + out->len; p < end; p++) {
+		const char *nl = memchr(p, '\n', end - p);
+
+		if (*p != '#')
+			samples++;
+		if (!nl)
+			break;
+		p = nl;
+	}
+	gauge(out, "pmbpf_exposition_samples", "Samples in this exposition, this one included.",
+	      samples + 1);
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Prometheus exposition of snapshots. Snapshots hold interval deltas; this
+ * module accumulates them into counters that only grow, chooses which
+ * processes get series (the top K by recent CPU time), expires series of
+ * dead processes and removed cgroups after a grace period, and renders the
+ * text exposition format 0.0.4.
+ */
+#ifndef __PMBPF_PROM_H
+#define __PMBPF_PROM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "snapshot.h"
+
+struct strbuf {
+	char *buf;
+	size_t len;
+	size_t cap;
+	bool failed; /* an allocation failed: the content is incomplete */
+};
+
+void strbuf__printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf__free(struct strbuf *sb);
+
+/* Append v as a label value: escaped, and invalid UTF-8 bytes replaced by '?'. */
+void prom__label_value(struct strbuf *sb, const char *v);
+
+struct prom_opts {
+	unsigned int top_k; /* live processes with series (0: none) */
+	__u64 grace_ns; /* how long series of dead processes and removed cgroups stay */
+	/* Does this cgroup (path below the cgroup2 mount) still exist? NULL: always. */
+	bool (*cgroup_exists)(const char *path, void *ctx);
+	void *ctx;
+};
+
+/* Figures of the pmbpf process itself, gathered by its caller. */
+struct prom_self {
+	double rss_bytes;
+	double vsize_bytes;
+	double cpu_seconds;
+	double start_time_seconds;
+	double open_fds;
+	__u64 collections;
+	__u64 collection_errors;
+	double collection_seconds; /* cumulative */
+	bool bpf_stats_enabled;
+	bool no_pmu;
+	const char *version;
+	__u64 http_requests[4]; /* 2xx, 4xx, 5xx, other */
+};
+
+struct prom_state;
+
+struct prom_state *prom__new(const struct prom_opts *opts);
+void prom__free(struct prom_state *ps);
+/* Add one snapshot's deltas; now_ns is CLOCK_MONOTONIC at its end. */
+int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now_ns);
+/* Render the exposition of the counters after the last update. */
+void prom__render(struct prom_state *ps, const struct snapshot *snap, const struct prom_self *self,
+		  struct strbuf *out);
+/* Process and cgroup series sets currently exported, and processes tracked for ranking. */
+void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, size_t *tracked);
+
+#endif

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pmbpf serve: the always-on service. Collects every interval, turns the
+ * interval deltas into Prometheus counters and serves them on /metrics;
+ * tells systemd when it is ready (sd_notify, with watchdog pings).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "cgroup.h"
+#include "commands.h"
+#include "http.h"
+#include "output.h"
+#include "prom.h"
+#include "session.h"
+#include "util.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9465"
+#define DEFAULT_INTERVAL_NS 5000000000ULL
+#define DEFAULT_TOP_K 20
+#define DEFAULT_GRACE_NS (300 * 1000000000ULL)
+
+static const char usage[] =
+	"Usage: pmbpf serve [OPTIONS]\n"
+	"Collect continuously and serve Prometheus metrics on /metrics.\n"
+	"\n"
+	"  -l, --listen ADDR:PORT  where to serve (default " DEFAULT_LISTEN ")\n"
+	"  -i, --interval TIME     collection interval (default 5s)\n"
+	"  -k, --top-k N           processes with their own series: the top N by CPU\n"
+	"                          (default 20; 0: cgroup series only)\n"
+	"      --grace TIME        keep series of dead processes and removed cgroups\n"
+	"                          this long (default 5m)\n"
+	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ")\n"
+	"  -G, --cgroup PATH       only this cgroup v2 directory and its subtree\n"
+	"  -m, --max-procs N       process entries in the kernel map (default 10240)\n"
+	"      --raw-tp            use raw tracepoints even where tp_btf works\n"
+	"  -v, --verbose           libbpf debug output\n"
+	"  -h, --help              this help\n"
+	"\n"
+	"Under systemd (Type=notify) it reports readiness and, with WatchdogSec=,\n"
+	"watchdog pings. SIGTERM or SIGINT stop it; SIGHUP is logged and ignored\n"
+	"(options come from the command line: restart to change them).\n";
+
+static const struct option long_opts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "top-k", required_argument, NULL, 'k' },
+	{ "grace", required_argument, NULL, 'g' },
+	{ "events", required_argument, NULL, 'e' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+struct serve_opts {
+	struct session_opts s;
+	const char *listen;
+	__u64 interval_ns;
+	__u64 grace_ns;
+	unsigned int top_k;
+	char cgroup_path[4096];
+};
+
+struct serve {
+	struct serve_opts o;
+	struct session *s;
+	struct prom_state *ps;
+	struct http_server *http;
+	struct snapshot snap;
+	struct strbuf out;
+	struct prom_self self;
+	char cg_mount[4096];
+	bool have_mount;
+	__u64 collect_ns_total;
+};
+
+/*
+ * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET (a path,
+ * or '@' for the abstract namespace). Not under systemd: nothing to do.
+ */
+static int notify(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n;
+	int fd, err = 0;
+
+	if (!path || !*path)
+		return 0;
+	n = strlen(path);
+	if ((path[0] != '/' && path[0] != '@') || n >= sizeof(sa.sun_path))
+		return -EAFNOSUPPORT;
+	memcpy(sa.sun_path, path, n);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+		   offsetof(struct sockaddr_un, sun_path) + n) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* Watchdog ping period from $WATCHDOG_USEC (half of it), or 0. */
+static __u64 watchdog_period_ns(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+
+	if (!usec || uint__parse(usec, 1, ULLONG_MAX / 1000, &v))
+		return 0;
+	if (pid && (pid_t)strtol(pid, NULL, 10) != getpid())
+		return 0;
+	return v * 1000ULL / 2;
+}
+
+static int parse_events(const char *list, struct session_opts *s)
+{
+	const char *bad;
+	int n, bad_len;
+
+	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	if (n >= 0) {
+		s->nr_events = n;
+		return 0;
+	}
+	if (n == -E2BIG)
+		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
+	else if (n == -EEXIST)
+		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
+			bad_len, bad);
+	else if (!bad_len)
+		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
+	else
+		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names: pmbpf list\n", bad_len,
+			bad);
+	return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct serve_opts *o)
+{
+	unsigned long long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+l:i:k:e:G:m:vh", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			o->listen = optarg;
+			break;
+		case 'i':
+			if (duration__parse(optarg, &o->interval_ns) ||
+			    o->interval_ns < 100000000ULL) {
+				fprintf(stderr,
+					"pmbpf: invalid interval '%s': give seconds (5, 0.5) or ms (500ms), at least 100ms\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'k':
+			if (uint__parse(optarg, 0, 100000, &v)) {
+				fprintf(stderr, "pmbpf: invalid --top-k '%s': give 0 to 100000\n", optarg);
+				return -EINVAL;
+			}
+			o->top_k = (unsigned int)v;
+			break;
+		case 'g':
+			if (duration__parse(optarg, &o->grace_ns)) {
+				fprintf(stderr, "pmbpf: invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'e':
+			if (parse_events(optarg, &o->s))
+				return -EINVAL;
+			break;
+		case 'G':
+			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
+				return -EINVAL;
+			o->s.cgroup = o->cgroup_path;
+			break;
+		case 'm':
+			if (uint__parse(optarg, 16, 1U << 22, &v)) {
+				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->s.max_procs = (__u32)v;
+			break;
+		case 'R':
+			o->s.force_raw_tp = true;
+			break;
+		case 'v':
+			o->s.verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "pmbpf: try 'pmbpf serve --help'\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf serve --help'\n",
+			argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool cgroup_exists(const char *path, void *ctx)
+{
+	struct serve *sv = ctx;
+	char buf[8192];
+	struct stat st;
+
+	if (!sv->have_mount)
+		return true;
+	snprintf(buf, sizeof(buf), "%s%s", sv->cg_mount, path);
+	if (stat(buf, &st))
+		return errno != ENOENT && errno != ENOTDIR;
+	return S_ISDIR(st.st_mode);
+}
+
+static bool read_flag(const char *path)
+{
+	char c = '0';
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	if (fread(&c, 1, 1, f) != 1)
+		c = '0';
+	fclose(f);
+	return c != '0';
+}
+
+static void self_figures(struct serve *sv)
+{
+	struct prom_self *p = &sv->self;
+	unsigned long long size = 0, rss = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	struct rusage ru;
+	struct dirent *de;
+	DIR *d;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+			size = rss = 0;
+		fclose(f);
+	}
+	p->rss_bytes = (double)rss * page;
+	p->vsize_bytes = (double)size * page;
+	if (!getrusage(RUSAGE_SELF, &ru))
+		p->cpu_seconds = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+				 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	p->open_fds = 0;
+	d = opendir("/proc/self/fd");
+	if (d) {
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.')
+				p->open_fds++;
+		closedir(d);
+		p->open_fds--; /* the directory itself */
+	}
+	p->bpf_stats_enabled = read_flag("/proc/sys/kernel/bpf_stats_enabled");
+	p->collection_seconds = sv->collect_ns_total / 1e9;
+	if (sv->http)
+		http__requests(sv->http, p->http_requests);
+}
+
+/* One collection, and a new exposition for the scrapes that follow. */
+static int collect(struct serve *sv)
+{
+	__u64 t0 = now_ns(CLOCK_MONOTONIC), t1;
+	int err;
+
+	err = session__collect(sv->s, &sv->snap);
+	t1 = now_ns(CLOCK_MONOTONIC);
+	sv->collect_ns_total += t1 - t0;
+	if (err) {
+		sv->self.collection_errors++;
+		return err;
+	}
+	sv->self.collections++;
+	err = prom__update(sv->ps, &sv->snap, t1);
+	if (err) {
+		fprintf(stderr, "pmbpf: cannot update metrics: %s\n", strerror(-err));
+		return err;
+	}
+	self_figures(sv);
+	prom__render(sv->ps, &sv->snap, &sv->self, &sv->out);
+	if (sv->out.failed) {
+		fprintf(stderr, "pmbpf: cannot render metrics: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (sv->http)
+		return http__publish(sv->http, sv->out.buf, sv->out.len);
+	return 0;
+}
+
+static struct timespec ns_to_ts(__u64 ns)
+{
+	struct timespec ts = { .tv_sec = ns / 1000000000ULL, .tv_nsec = ns % 1000000000ULL };
+
+	return ts;
+}
+
+/* Wait until deadline (CLOCK_MONOTONIC) or a signal in set; returns the signal or 0. */
+static int wait_signal(const sigset_t *set, __u64 deadline)
+{
+	__u64 now = now_ns(CLOCK_MONOTONIC);
+	struct timespec ts;
+	int sig;
+
+	if (now >= deadline)
+		return 0;
+	ts = ns_to_ts(deadline - now);
+	sig = sigtimedwait(set, NULL, &ts);
+	return sig > 0 ? sig : 0;
+}
+
+static int run(struct serve *sv, const sigset_t *set)
+{
+	__u64 wd = watchdog_period_ns(), next, next_ping, now;
+	int sig, err;
+
+	now = now_ns(CLOCK_MONOTONIC);
+	next = now + sv->o.interval_ns;
+	next_ping = wd ? now + wd : ULLONG_MAX;
+	for (;;) {
+		sig = wait_signal(set, next < next_ping ? next : next_ping);
+		if (sig == SIGTERM || sig == SIGINT)
+			return 0;
+		if (sig == SIGHUP) {
+			fprintf(stderr, "pmbpf: SIGHUP ignored: options come from the command line, restart to change them\n");
+			continue;
+		}
+		now = now_ns(CLOCK_MONOTONIC);
+		if (now >= next) {
+			err = collect(sv);
+			if (err) {
+				fprintf(stderr, "pmbpf: collection failed: %s\n", strerror(-err));
+				return err;
+			}
+			next += sv->o.interval_ns;
+			now = now_ns(CLOCK_MONOTONIC);
+			/* fell behind (suspend, stopped): start again from now */
+			if (next <= now)
+				next = now + sv->o.interval_ns;
+		}
+		if (now >= next_ping) {
+			notify("WATCHDOG=1");
+			next_ping = now + wd;
+		}
+	}
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve sv = {
+		.o = {
+			.listen = DEFAULT_LISTEN,
+			.interval_ns = DEFAULT_INTERVAL_NS,
+			.grace_ns = DEFAULT_GRACE_NS,
+			.top_k = DEFAULT_TOP_K,
+		},
+	};
+	struct output out = { .format = OUTPUT_TABLE, .f = stderr };
+	struct prom_opts po = {};
+	const struct event_info *ev;
+	char status[256];
+	sigset_t set;
+	int err, fd, nr;
+
+	if (parse_args(argc, argv, &sv.o))
+		return 2;
+	if (!sv.o.s.nr_events && parse_events(DEFAULT_EVENTS, &sv.o.s))
+		return 2;
+	if (privileges__check())
+		return 1;
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "pmbpf: no kernel BTF (/sys/kernel/btf/vmlinux: %s): pmbpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n",
+			strerror(errno));
+		return 1;
+	}
+
+	/* Signals are taken synchronously; every thread (libmicrohttpd's too) blocks them. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	fd = http__listen(sv.o.listen);
+	if (fd < 0)
+		return fd == -EINVAL ? 2 : 1;
+	sv.have_mount = !cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount,
+					     sizeof(sv.cg_mount));
+	po.top_k = sv.o.top_k;
+	po.grace_ns = sv.o.grace_ns;
+	po.cgroup_exists = cgroup_exists;
+	po.ctx = &sv;
+	sv.ps = prom__new(&po);
+	if (!sv.ps) {
+		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		close(fd);
+		return 1;
+	}
+	sv.self.version = PMBPF_VERSION;
+	sv.self.start_time_seconds = now_ns(CLOCK_REALTIME) / 1e9;
+
+	err = session__open(&sv.s, &sv.o.s);
+	if (err) {
+		close(fd);
+		goto cleanup;
+	}
+	ev = session__events(sv.s, &nr);
+	output__start(&out, ev, nr, session__no_pmu(sv.s), session__attach_kind(sv.s),
+		      (int)sysconf(_SC_NPROCESSORS_ONLN));
+	sv.self.no_pmu = session__no_pmu(sv.s);
+
+	sv.http = http__start(fd);
+	if (!sv.http) {
+		err = -EIO;
+		goto cleanup;
+	}
+	/* Metrics from the start: event states, self figures. */
+	err = collect(&sv);
+	if (err)
+		goto cleanup;
+
+	snprintf(status, sizeof(status),
+		 "READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
+		 sv.o.listen, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
+	notify(status);
+	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", sv.o.listen,
+		sv.o.interval_ns / 1e9);
+
+	err = run(&sv, &set);
+	notify("STOPPING=1");
+cleanup:
+	http__stop(sv.http);
+	session__close(sv.s);
+	prom__free(sv.ps);
+	snapshot__free(&sv.snap);
+	strbuf__free(&sv.out);
+	return err ? 1 : 0;
+}
