@@ -29,6 +29,12 @@ const volatile __u32 nr_events = 0;
  * them without times skips a clock read per counter.
  */
 const volatile __u8 ev_timed[PMBPF_MAX_EVENTS] = {};
+/*
+ * 1 for cpu-clock and task-clock: on a per-CPU counter their delta between
+ * two attribution points is the span's length, which is already measured
+ * here; reading them would cost a perf read each for the same figure.
+ */
+const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -303,7 +309,11 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		if (ev_timed[i]) {
+		if (ev_clock[i]) {
+			v.counter = st->last[i].value + span;
+			v.enabled = st->last[i].enabled + span;
+			v.running = st->last[i].running + span;
+		} else if (ev_timed[i]) {
 			if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;

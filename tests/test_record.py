@@ -112,34 +112,46 @@ def test_short_lived_processes_all_reported(recorder):
 
 
 def test_pinned_busy_loop_steady(recorder):
-    """A task that never switches out shows 95-100% in every interval.
+    """A task that never switches out shows its real share in every interval.
 
-    The spinner runs SCHED_FIFO on CPU 1 (RT throttling off for the test) so
-    that other work on a busy machine cannot take CPU 1 from it: any dip is
-    then pmbpf's, not the machine's.
+    Without the flush before each read it would show zero, then a spike. The
+    ground truth per interval is the task's own on-CPU time from
+    /proc/PID/schedstat, sampled as each interval's record arrives (so the
+    test holds on a busy machine too, where the share is below 100%).
     """
-    with open("/proc/sys/kernel/sched_rt_runtime_us") as f:
-        rt_runtime = f.read().strip()
     rec = recorder("-e", "task-clock", "-i", "0.5", cpu=0)
-    try:
-        with open("/proc/sys/kernel/sched_rt_runtime_us", "w") as f:
-            f.write("-1")
-        proc = subprocess.Popen(["taskset", "-c", "1", "chrt", "-f", "10", WORK, "spin", "3.2"],
-                                stdout=subprocess.PIPE, text=True)
-        out = proc.communicate()[0]
-    finally:
-        with open("/proc/sys/kernel/sched_rt_runtime_us", "w") as f:
-            f.write(rt_runtime)
+    proc = subprocess.Popen(["taskset", "-c", "1", WORK, "spin", "3.2"],
+                            stdout=subprocess.PIPE, text=True)
+    samples = {}  # system records seen -> schedstat ns
+    seen = rec.count("system")
+    while proc.poll() is None:
+        n = rec.count("system")
+        if n != seen:
+            try:
+                with open(f"/proc/{proc.pid}/schedstat") as f:
+                    samples[n] = int(f.read().split()[0])
+            except OSError:
+                break
+            seen = n
+        time.sleep(0.001)
+    out = proc.communicate()[0]
     rec.stop()
     pid = int(re.search(r'"pid":(\d+)', out).group(1))
-    rows = [r for r in rec.rows(pid) if not r["exited"]]
-    middle = rows[1:-1]
-    assert len(middle) >= 3, rows
-    for r in middle:
-        assert 95.0 <= r["cpu_pct"] <= 100.5, [x["cpu_pct"] for x in rows]
-        # task-clock agrees with on-CPU time in every interval
-        tc = r["events"]["task-clock"]["raw"]
-        assert abs(tc - r["oncpu_ns"]) <= 0.01 * r["oncpu_ns"]
+    systems = rec.of_type("system")
+    checked = 0
+    for n in sorted(samples):
+        if n - 1 not in samples:
+            continue
+        end = systems[n - 1]
+        rows = [r for r in rec.rows(pid) if r["time"] == end["time"]]
+        truth = (samples[n] - samples[n - 1]) / (end["interval_s"] * 1e9) * 100
+        assert rows, ("no row in an interval where it ran", truth)
+        got = rows[0]["cpu_pct"]
+        assert got >= 40 and abs(got - truth) <= 4, (got, truth)
+        tc = rows[0]["events"]["task-clock"]["raw"]
+        assert abs(tc - rows[0]["oncpu_ns"]) <= 0.01 * rows[0]["oncpu_ns"]
+        checked += 1
+    assert checked >= 3, samples
 
 
 def test_pid_filter_and_perf_stat_agreement(recorder):

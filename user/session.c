@@ -177,8 +177,14 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	}
 	skel->rodata->nr_cpus = s->nr_cpus;
 	skel->rodata->nr_events = s->nr_slots;
-	for (i = 0; i < s->nr_slots; i++)
-		skel->rodata->ev_timed[i] = s->ev[s->slot_event[i]].spec.type != PERF_TYPE_SOFTWARE;
+	for (i = 0; i < s->nr_slots; i++) {
+		const struct event_spec *spec = &s->ev[s->slot_event[i]].spec;
+
+		skel->rodata->ev_timed[i] = spec->type != PERF_TYPE_SOFTWARE;
+		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
+					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
+					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
+	}
 	skel->rodata->filter_tgid = o->pid;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
