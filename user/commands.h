@@ -15,6 +15,7 @@ int cmd_list(int argc, char **argv);
 #ifndef PMBPF_MINIMAL
 int cmd_serve(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 #endif
 

@@ -19,6 +19,7 @@ static const struct cmd {
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
 	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },
 	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
+	{ "top", cmd_top, "interactive per-process and per-container view (ncurses)" },
 	{ "profile", cmd_profile, "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
 #endif
 	{ "list", cmd_list, "list event names" },

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* pmbpf top's view logic: columns, filters, scope, sorting, cells and layout. */
+#include <string.h>
+#include "check.h"
+#ifndef PMBPF_MINIMAL
+#include "top_view.h"
+
+#define SEC 1000000000ULL
+
+static struct event_info events[4];
+static struct snapshot snap;
+
+static void set_event(struct event_info *ev, const char *name, enum event_state state)
+{
+	memset(ev, 0, sizeof(*ev));
+	CHECK_EQ_INT(event__parse(name, &ev->spec), 0);
+	ev->state = state;
+	ev->slot = state == EVENT_COUNTING ? 0 : -1;
+}
+
+static void add_proc(__u32 pid, const char *comm, const char *cgroup, __u64 cgid, __u64 oncpu,
+		     __u64 clock_ns, __u64 faults, __u32 runq_slot)
+{
+	struct proc_row *r = snapshot__add_row(&snap);
+
+	r->pid = pid;
+	snprintf(r->comm, sizeof(r->comm), "%s", comm);
+	r->cgroup = cgroup;
+	r->cgroup_id = cgid;
+	r->f.oncpu_ns = oncpu;
+	r->f.nvcsw = 3;
+	r->f.nivcsw = 1;
+	r->f.ev[2] = (struct pmbpf_reading){ .value = clock_ns, .enabled = 1, .running = 1 };
+	r->f.ev[3] = (struct pmbpf_reading){ .value = faults, .enabled = 1, .running = 1 };
+	if (runq_slot) {
+		r->f.runq_hist[runq_slot] = 1;
+		r->f.runq_count = 1;
+		r->f.runq_max_ns = 1000000000ULL;
+	}
+}
+
+static void add_cgroup(__u64 id, const char *path, const char *runtime, const char *cid,
+		       __u32 procs, __u64 oncpu)
+{
+	struct cgroup_row *c = snapshot__add_cgroup(&snap);
+
+	c->id = id;
+	c->path = path;
+	snprintf(c->ci.runtime, sizeof(c->ci.runtime), "%s", runtime);
+	snprintf(c->ci.id, sizeof(c->ci.id), "%s", cid);
+	c->nr_procs = c->nr_procs_total = procs;
+	c->total.oncpu_ns = oncpu;
+}
+
+/*
+ * A host without a PMU: cycles and LLC-load-misses are not supported,
+ * task-clock and page-faults count. Half a second interval.
+ */
+static void build(void)
+{
+	set_event(&events[0], "cycles", EVENT_NOT_SUPPORTED);
+	set_event(&events[1], "LLC-load-misses", EVENT_NOT_SUPPORTED);
+	set_event(&events[2], "task-clock", EVENT_COUNTING);
+	set_event(&events[3], "page-faults", EVENT_COUNTING);
+	snap.events = events;
+	snap.nr_events = 4;
+	snap.interval_ns = SEC / 2;
+	add_proc(0, "[idle]", "/", 1, SEC / 2, SEC / 2, 0, 0);
+	add_proc(10, "alpha", "/a/b", 100, SEC / 4, SEC / 4, 0, 3);
+	add_proc(20, "beta", "/a/bc", 200, SEC / 2, SEC / 2, 500, 0);
+	add_proc(30, "gamma", "/system.slice/docker-0123456789abcdef.scope", 300, SEC / 10,
+		 SEC / 10, 5000, 6);
+	add_cgroup(1, "/", "", "", 4, SEC);
+	add_cgroup(100, "/a/b", "", "", 1, SEC / 4);
+	add_cgroup(200, "/a/bc", "", "", 1, SEC / 2);
+	add_cgroup(300, "/system.slice/docker-0123456789abcdef.scope", "docker", "0123456789ab", 1,
+		   SEC / 10);
+	add_cgroup(400, "/system.slice/ssh.service", "systemd", "ssh.service", 0, 0);
+}
+
+static const char *user_fn(void *ctx, const struct proc_row *row)
+{
+	return row->pid == 20 ? "zed" : "root";
+}
+
+static int col(const struct top_view *v, const char *title)
+{
+	int i;
+
+	for (i = 0; i < v->nr_cols; i++)
+		if (!strcmp(v->cols[i].title, title))
+			return i;
+	return -1;
+}
+
+static const char *cell(struct top_view *v, size_t item, const char *title)
+{
+	static char buf[128];
+	int c = col(v, title);
+
+	if (c < 0 || item >= v->nr_items)
+		return "(none)";
+	top_view__cell(v, &snap, &v->items[item], &v->cols[c], buf, sizeof(buf));
+	return buf;
+}
+
+static __u32 pid_at(const struct top_view *v, size_t i)
+{
+	return i < v->nr_items ? v->items[i].proc->pid : 999999;
+}
+
+static void test_helpers(void)
+{
+	char buf[32];
+
+	CHECK(top_view__in_scope("/a/b", "/a/b"));
+	CHECK(top_view__in_scope("/a/b/c", "/a/b"));
+	CHECK(top_view__in_scope("/a/b/c", "/a/b/"));
+	CHECK(!top_view__in_scope("/a/bc", "/a/b"));
+	CHECK(!top_view__in_scope(NULL, "/a/b"));
+	CHECK(top_view__in_scope(NULL, ""));
+	CHECK(top_view__in_scope("/x", "/"));
+
+	CHECK_STR(top_view__fmt_ns(buf, sizeof(buf), 850e3), "850us");
+	CHECK_STR(top_view__fmt_ns(buf, sizeof(buf), 2.5e6), "2.5ms");
+	CHECK_STR(top_view__fmt_ns(buf, sizeof(buf), 12.3e6), "12ms");
+	CHECK_STR(top_view__fmt_ns(buf, sizeof(buf), 1.2e9), "1.20s");
+	CHECK_STR(top_view__fmt_ns(buf, sizeof(buf), NAN), "-");
+
+	CHECK_STR(top_view__container(&snap.cgroups[3], buf, sizeof(buf)), "docker:0123456789ab");
+	CHECK(!top_view__container(&snap.cgroups[4], buf, sizeof(buf)));
+	CHECK(!top_view__container(&snap.cgroups[1], buf, sizeof(buf)));
+}
+
+static void test_processes(void)
+{
+	struct top_view v;
+
+	top_view__init(&v);
+	top_view__columns(&v, &snap);
+	CHECK(col(&v, "cycles/s") >= 0 && col(&v, "LLC-MPKI") >= 0 && col(&v, "task-clock/s") >= 0);
+	CHECK(v.cols[col(&v, "cycles/s")].prio < v.cols[col(&v, "task-clock/s")].prio);
+
+	CHECK_EQ_INT(top_view__build(&v, &snap, user_fn, NULL), 0);
+	/* idle hidden; sorted by CPU%, high first */
+	CHECK_EQ_U64(v.nr_items, 3);
+	CHECK_EQ_U64(v.nr_candidates, 3);
+	CHECK_EQ_U64(pid_at(&v, 0), 20);
+	CHECK_EQ_U64(pid_at(&v, 1), 10);
+	CHECK_EQ_U64(pid_at(&v, 2), 30);
+
+	/* figures: a dash where an event does not count, never 0 */
+	CHECK_STR(cell(&v, 0, "CPU%"), "100.0");
+	CHECK_STR(cell(&v, 0, "cycles/s"), "-");
+	CHECK_STR(cell(&v, 0, "LLC-MPKI"), "-");
+	CHECK_STR(cell(&v, 0, "IPC"), "-");
+	CHECK_STR(cell(&v, 0, "task-clock/s"), "1.00s");
+	CHECK_STR(cell(&v, 1, "task-clock/s"), "500ms");
+	CHECK_STR(cell(&v, 0, "page-faults/s"), "1000");
+	CHECK_STR(cell(&v, 1, "page-faults/s"), "0");
+	CHECK_STR(cell(&v, 0, "CSW/s"), "8");
+	CHECK_STR(cell(&v, 0, "RUNQ-p99"), "-");
+	CHECK_STR(cell(&v, 1, "RUNQ-p99"), "16us");
+	CHECK_STR(cell(&v, 0, "USER"), "zed");
+	CHECK_STR(cell(&v, 2, "CGROUP"), "docker:0123456789ab");
+	CHECK_STR(cell(&v, 1, "CGROUP"), "/a/b");
+
+	/* reverse: low first */
+	v.sort[0].reverse = true;
+	top_view__sort(&v);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+
+	/* a figure some rows lack sorts them last, in both directions */
+	top_view__set_sort(&v, col(&v, "RUNQ-p99"));
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	CHECK_EQ_U64(pid_at(&v, 2), 20);
+	v.sort[0].reverse = true;
+	top_view__sort(&v);
+	CHECK_EQ_U64(pid_at(&v, 0), 10);
+	CHECK_EQ_U64(pid_at(&v, 2), 20);
+
+	/* text columns sort A to Z */
+	top_view__set_sort(&v, col(&v, "USER"));
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(pid_at(&v, 2), 20);
+	top_view__set_sort(&v, col(&v, "page-faults/s"));
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	CHECK_EQ_INT(top_view__sort_col(&v), col(&v, "page-faults/s"));
+
+	/* filters: command (case-insensitive), container id, scope; idle on demand */
+	snprintf(v.comm_filter, sizeof(v.comm_filter), "ALP");
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 1);
+	CHECK_EQ_U64(pid_at(&v, 0), 10);
+	v.comm_filter[0] = '\0';
+	snprintf(v.cg_filter, sizeof(v.cg_filter), "56789ab");
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 1);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	v.cg_filter[0] = '\0';
+	snprintf(v.scope, sizeof(v.scope), "/a/b");
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 1);
+	CHECK_EQ_U64(pid_at(&v, 0), 10);
+	v.scope[0] = '\0';
+	v.show_idle = true;
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 4);
+	top_view__free(&v);
+}
+
+static void test_cgroups(void)
+{
+	struct top_view v;
+
+	top_view__init(&v);
+	v.by_cgroup = true;
+	top_view__columns(&v, &snap);
+	CHECK(col(&v, "PID") < 0 && col(&v, "PROCS") >= 0 && col(&v, "CONTAINER") >= 0);
+	top_view__build(&v, &snap, NULL, NULL);
+	CHECK_EQ_U64(v.nr_items, 5);
+	CHECK_STR(v.items[0].cg->path, "/");
+	CHECK_STR(cell(&v, 0, "CPU%"), "200.0");
+	CHECK_STR(cell(&v, 0, "PROCS"), "4");
+	snprintf(v.scope, sizeof(v.scope), "/system.slice");
+	top_view__build(&v, &snap, NULL, NULL);
+	CHECK_EQ_U64(v.nr_items, 2);
+	CHECK_STR(cell(&v, 0, "CONTAINER"), "docker:0123456789ab");
+	CHECK_STR(cell(&v, 1, "CONTAINER"), "-");
+	top_view__free(&v);
+}
+
+static void test_layout(void)
+{
+	bool shown[TOP_MAX_COLS];
+	struct top_view v;
+	int i, flex, total = -1;
+
+	top_view__init(&v);
+	top_view__columns(&v, &snap);
+	flex = top_view__layout(&v, 200, shown);
+	for (i = 0; i < v.nr_cols; i++)
+		CHECK(shown[i]);
+	for (i = 0; i < v.nr_cols; i++)
+		total += (v.cols[i].flex ? flex : v.cols[i].width) + 1;
+	CHECK_EQ_INT(total, 200);
+
+	/* narrow: what cannot count goes first, PID, CPU% and COMMAND stay */
+	flex = top_view__layout(&v, 60, shown);
+	CHECK(!shown[col(&v, "cycles/s")] && !shown[col(&v, "LLC-MPKI")] && !shown[col(&v, "IPC")]);
+	CHECK(shown[col(&v, "PID")] && shown[col(&v, "CPU%")] && shown[col(&v, "COMMAND")]);
+	for (i = 0, total = -1; i < v.nr_cols; i++)
+		if (shown[i])
+			total += (v.cols[i].flex ? flex : v.cols[i].width) + 1;
+	CHECK(total <= 60);
+	top_view__layout(&v, 20, shown);
+	CHECK(shown[col(&v, "PID")]);
+	top_view__free(&v);
+}
+
+int main(void)
+{
+	build();
+	test_helpers();
+	test_processes();
+	test_cgroups();
+	test_layout();
+	snapshot__free(&snap);
+	return check_summary();
+}
+#else
+int main(void)
+{
+	/* pmbpf top is not in static (PMBPF_MINIMAL) builds */
+	return check_summary();
+}
+#endif

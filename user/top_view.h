@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What `pmbpf top` shows, apart from drawing it: the columns of a view, its
+ * rows (filtered and sorted from one snapshot) and the text of each cell.
+ * Nothing here knows about the terminal.
+ */
+#ifndef __PMBPF_TOP_VIEW_H
+#define __PMBPF_TOP_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "metrics.h"
+#include "snapshot.h"
+
+enum top_col_kind {
+	TOP_PID,
+	TOP_USER,
+	TOP_PROCS,
+	TOP_CPU,
+	TOP_IPC,
+	TOP_RATE, /* an event per second */
+	TOP_MPKI, /* a miss event per 1000 instructions */
+	TOP_SWITCHES, /* voluntary + involuntary switches per second */
+	TOP_RUNQ_P99,
+	TOP_COMMAND,
+	TOP_CONTAINER,
+	TOP_CGROUP,
+};
+
+#define TOP_MAX_COLS (12 + 2 * PMBPF_MAX_EVENTS)
+
+struct top_col {
+	enum top_col_kind kind;
+	int ev; /* event index for TOP_RATE and TOP_MPKI */
+	char title[40];
+	int width; /* the flex column's minimum */
+	int prio; /* narrow terminals drop the lowest first */
+	bool text; /* left-aligned, sorted as a string */
+	bool flex; /* takes what width is left */
+};
+
+/* One shown row: a process, or a cgroup with its rolled-up figures. */
+struct top_item {
+	const struct proc_row *proc; /* NULL in the cgroup view */
+	const struct cgroup_row *cg; /* the cgroup row; NULL if unknown */
+	const struct figures *f;
+	const char *user;
+	struct row_metrics m;
+	double switches_s;
+	double key; /* sort key of numeric columns */
+	const char *skey; /* sort key of text columns */
+};
+
+struct top_sort {
+	enum top_col_kind kind;
+	int ev;
+	bool reverse;
+};
+
+struct top_view {
+	bool by_cgroup;
+	bool show_idle;
+	char comm_filter[64]; /* case-insensitive substring of the command */
+	char cg_filter[128]; /* ... of the cgroup path or container id */
+	char scope[4096]; /* "" or a cgroup path: only its subtree */
+	struct top_sort sort[2]; /* [by_cgroup] */
+	struct top_col cols[TOP_MAX_COLS];
+	int nr_cols;
+	struct top_item *items;
+	size_t nr_items, cap_items;
+	size_t nr_candidates; /* rows before filtering */
+	const struct cgroup_row **cg_index; /* snapshot cgroups by id */
+	size_t cap_cg_index;
+};
+
+typedef const char *(*top_user_fn)(void *ctx, const struct proc_row *row);
+
+void top_view__init(struct top_view *v);
+void top_view__free(struct top_view *v);
+/* The columns of the current view for the snapshot's events. */
+void top_view__columns(struct top_view *v, const struct snapshot *snap);
+/* Rows of the current view that pass the filters, sorted. */
+int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn user, void *ctx);
+void top_view__sort(struct top_view *v);
+/* Index in cols of the sort column (the first column if it is not shown). */
+int top_view__sort_col(const struct top_view *v);
+void top_view__set_sort(struct top_view *v, int col);
+/*
+ * Which columns fit in width: shown[i] is set for the columns kept, the
+ * least important dropped first; returns the flex column's width.
+ */
+int top_view__layout(const struct top_view *v, int width, bool *shown);
+/* The text of one cell, "-" where a figure is not available. */
+void top_view__cell(const struct top_view *v, const struct snapshot *snap,
+		    const struct top_item *it, const struct top_col *c, char *buf, size_t len);
+/* Does a cgroup path lie in the subtree at scope ("/" holds everything)? */
+bool top_view__in_scope(const char *path, const char *scope);
+/* Container label of a cgroup: "docker:0123456789ab", or NULL. */
+const char *top_view__container(const struct cgroup_row *cg, char *buf, size_t len);
+/* ns as "850us", "12.3ms", "1.20s". */
+const char *top_view__fmt_ns(char *buf, size_t len, double ns);
+
+#endif
