@@ -191,12 +191,14 @@ static __always_inline __u32 log2_slot(__u64 v)
  * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
  * the filter cgroup (struct cgroup's ancestors[] since 6.0).
  */
-static __always_inline bool in_cgroup_filter(struct task_struct *t)
+static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool btf)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	struct cgroup *cg, *anc = NULL;
 	__u32 level = filter_cgroup_level;
 
-	if (!cg || BPF_CORE_READ(cg, level) < (int)level || level > 4096)
+	/* tp_btf: plain loads through trusted pointers instead of probe reads */
+	cg = btf ? t->cgroups->dfl_cgrp : BPF_CORE_READ(t, cgroups, dfl_cgrp);
+	if (!cg || (btf ? cg->level : BPF_CORE_READ(cg, level)) < (int)level || level > 4096)
 		return false;
 	bpf_probe_read_kernel(&anc, sizeof(anc),
 			      (void *)cg + bpf_core_field_offset(struct cgroup, ancestors) +
@@ -204,11 +206,11 @@ static __always_inline bool in_cgroup_filter(struct task_struct *t)
 	return anc && BPF_CORE_READ(anc, kn, id) == filter_cgroup_id;
 }
 
-static __always_inline bool wanted(struct task_struct *t, __u32 tgid)
+static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool btf)
 {
 	if (filter_tgid && tgid != filter_tgid)
 		return false;
-	if (filter_cgroup_id && !in_cgroup_filter(t))
+	if (filter_cgroup_id && !in_cgroup_filter(t, btf))
 		return false;
 	return true;
 }
@@ -420,26 +422,27 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 zero = 0, cpu, tgid, next_tgid;
 	__u64 cgid;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
-	__u64 now = bpf_ktime_get_ns(), lat = 0, off = 0;
-
-	st = bpf_map_lookup_elem(&cpu_states, &zero);
-	if (!st)
-		return 0;
-	if (!preempt && prev_state != TASK_RUNNING)
-		st->pend_nvcsw++;
-	else
-		st->pend_nivcsw++;
+	__u64 now, lat = 0, off = 0;
 
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
-	want = wanted(prev, tgid);
-	next_want = wanted(next, next_tgid);
+	want = wanted(prev, tgid, btf);
+	next_want = wanted(next, next_tgid, btf);
 	/*
 	 * Filtering: counters are read only where a monitored task's span
 	 * starts or ends; between two others nothing is done at all.
 	 */
 	if (!want && !next_want)
 		return 0;
+
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!preempt && prev_state != TASK_RUNNING)
+		st->pend_nvcsw++;
+	else
+		st->pend_nivcsw++;
 
 	/* prev goes off CPU; when still runnable it waits in the run queue from now */
 	if (dead) {
@@ -594,7 +597,7 @@ static __always_inline int credit_current(void)
 	if (!st)
 		return 0;
 	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (!wanted(task, tgid))
+	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
 	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
 	c = entry_get(tgid, cgid, task);

@@ -81,7 +81,9 @@ def test_conservation(recorder):
             if total == 0:
                 assert credited == 0
                 continue
-            assert abs(credited - total) <= 0.005 * total + 2, (ev, credited, total)
+            # clocks: the counters and pmbpf's span clock are read microseconds apart
+            slack = 100e3 * s["cpus"] if ev.endswith("clock") else 2
+            assert abs(credited - total) <= 0.005 * total + slack, (ev, credited, total)
             checked += 1
         oncpu = sum(r["oncpu_ns"] for r in rows)
         expect = s["interval_s"] * 1e9 * s["cpus"]

@@ -25,6 +25,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "events.h"
+#include "options.h"
 #include "flamegraph.h"
 #include "symbolize.h"
 #include "util.h"
@@ -144,7 +145,7 @@ static unsigned long long max_sample_rate(void)
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
-	unsigned long long v, max_rate;
+	unsigned long long max_rate;
 	int c, err;
 
 	optind = 1;
@@ -176,18 +177,12 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			}
 			break;
 		case 'd':
-			if (duration__parse(optarg, &o->duration_ns)) {
-				fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n",
-					optarg);
+			if (options__duration(optarg, &o->duration_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'p':
-			if (uint__parse(optarg, 1, INT_MAX, &v)) {
-				fprintf(stderr, "pmbpf: invalid PID '%s'\n", optarg);
+			if (options__pid(optarg, &o->pid))
 				return -EINVAL;
-			}
-			o->pid = (pid_t)v;
 			break;
 		case 'G':
 			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))

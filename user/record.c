@@ -10,6 +10,7 @@
 #include <time.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "options.h"
 #include "output.h"
 #include "session.h"
 #include "util.h"
@@ -60,57 +61,24 @@ struct record_opts {
 	char cgroup_path[4096];
 };
 
-static int parse_events(const char *list, struct session_opts *s)
-{
-	const char *bad;
-	int n, bad_len;
-
-	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
-	if (n >= 0) {
-		s->nr_events = n;
-		return 0;
-	}
-	if (n == -E2BIG)
-		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
-	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
-			bad_len, bad);
-	else if (!bad_len)
-		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
-	else {
-		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
-		events__print_names(stderr);
-	}
-	return -EINVAL;
-}
-
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	unsigned long long v;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (parse_events(optarg, &o->s))
+			if (options__events(optarg, &o->s))
 				return -EINVAL;
 			break;
 		case 'i':
-			if (duration__parse(optarg, &o->interval_ns) ||
-			    o->interval_ns < 10000000ULL) {
-				fprintf(stderr,
-					"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), at least 10ms\n",
-					optarg);
+			if (options__interval(optarg, 10000000ULL, 0, &o->interval_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'd':
-			if (duration__parse(optarg, &o->duration_ns)) {
-				fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n",
-					optarg);
+			if (options__duration(optarg, &o->duration_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'c':
 			if (uint__parse(optarg, 1, ULLONG_MAX, &o->count)) {
@@ -120,11 +88,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'p':
-			if (uint__parse(optarg, 1, INT_MAX, &v)) {
-				fprintf(stderr, "pmbpf: invalid PID '%s'\n", optarg);
+			if (options__pid(optarg, &o->s.pid))
 				return -EINVAL;
-			}
-			o->s.pid = (pid_t)v;
 			break;
 		case 'G':
 			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
@@ -148,12 +113,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->by = optarg;
 			break;
 		case 'm':
-			if (uint__parse(optarg, 16, 1U << 22, &v)) {
-				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
-					optarg);
+			if (options__max_procs(optarg, &o->s.max_procs))
 				return -EINVAL;
-			}
-			o->s.max_procs = (__u32)v;
 			break;
 		case 'R':
 			o->s.force_raw_tp = true;
@@ -209,7 +170,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (!o.s.nr_events && parse_events(DEFAULT_EVENTS, &o.s))
+	if (!o.s.nr_events && options__events(DEFAULT_EVENTS, &o.s))
 		return 2;
 	out.format = o.format;
 	if (!o.by)

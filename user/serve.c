@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "http.h"
+#include "options.h"
 #include "output.h"
 #include "prom.h"
 #include "session.h"
@@ -131,29 +132,6 @@ static __u64 watchdog_period_ns(void)
 	return v * 1000ULL / 2;
 }
 
-static int parse_events(const char *list, struct session_opts *s)
-{
-	const char *bad;
-	int n, bad_len;
-
-	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
-	if (n >= 0) {
-		s->nr_events = n;
-		return 0;
-	}
-	if (n == -E2BIG)
-		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
-	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
-			bad_len, bad);
-	else if (!bad_len)
-		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
-	else
-		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names: pmbpf list\n", bad_len,
-			bad);
-	return -EINVAL;
-}
-
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	unsigned long long v;
@@ -166,13 +144,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->listen = optarg;
 			break;
 		case 'i':
-			if (duration__parse(optarg, &o->interval_ns) ||
-			    o->interval_ns < 100000000ULL) {
-				fprintf(stderr,
-					"pmbpf: invalid interval '%s': give seconds (5, 0.5) or ms (500ms), at least 100ms\n",
-					optarg);
+			if (options__interval(optarg, 100000000ULL, 0, &o->interval_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'k':
 			if (uint__parse(optarg, 0, 100000, &v)) {
@@ -189,7 +162,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			}
 			break;
 		case 'e':
-			if (parse_events(optarg, &o->s))
+			if (options__events(optarg, &o->s))
 				return -EINVAL;
 			break;
 		case 'G':
@@ -198,12 +171,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->s.cgroup = o->cgroup_path;
 			break;
 		case 'm':
-			if (uint__parse(optarg, 16, 1U << 22, &v)) {
-				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
-					optarg);
+			if (options__max_procs(optarg, &o->s.max_procs))
 				return -EINVAL;
-			}
-			o->s.max_procs = (__u32)v;
 			break;
 		case 'R':
 			o->s.force_raw_tp = true;
@@ -395,7 +364,7 @@ int cmd_serve(int argc, char **argv)
 
 	if (parse_args(argc, argv, &sv.o))
 		return 2;
-	if (!sv.o.s.nr_events && parse_events(DEFAULT_EVENTS, &sv.o.s))
+	if (!sv.o.s.nr_events && options__events(DEFAULT_EVENTS, &sv.o.s))
 		return 2;
 	if (privileges__check())
 		return 1;

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "options.h"
 #include "output.h"
 #include "proctable.h"
 #include "session.h"
@@ -91,22 +92,14 @@ int cmd_stat(int argc, char **argv)
 	char cgroup[4096];
 	int go[2], c, err, status = 0, rc = 1;
 	bool forwarded = false;
-	unsigned long long v;
-	const char *bad;
-	int bad_len;
 	pid_t pid;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:o:i:m:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			err = events__parse_list(optarg, so.events, PMBPF_MAX_EVENTS, &bad, &bad_len);
-			if (err < 0) {
-				fprintf(stderr, "pmbpf: bad event list at '%.*s'; see pmbpf list\n",
-					bad_len, bad);
+			if (options__events(optarg, &so))
 				return 2;
-			}
-			so.nr_events = err;
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &out.format) || out.format == OUTPUT_CSV) {
@@ -116,17 +109,12 @@ int cmd_stat(int argc, char **argv)
 			}
 			break;
 		case 'i':
-			if (duration__parse(optarg, &interval_ns) || interval_ns < 10000000ULL) {
-				fprintf(stderr, "pmbpf: invalid interval '%s'\n", optarg);
+			if (options__interval(optarg, 10000000ULL, 0, &interval_ns))
 				return 2;
-			}
 			break;
 		case 'm':
-			if (uint__parse(optarg, 16, 1U << 22, &v)) {
-				fprintf(stderr, "pmbpf: invalid --max-procs '%s'\n", optarg);
+			if (options__max_procs(optarg, &so.max_procs))
 				return 2;
-			}
-			so.max_procs = (__u32)v;
 			break;
 		case 'v':
 			so.verbose = true;
@@ -143,9 +131,8 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "pmbpf: no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
 		return 2;
 	}
-	if (!so.nr_events)
-		so.nr_events = events__parse_list(DEFAULT_EVENTS, so.events, PMBPF_MAX_EVENTS, &bad,
-						  &bad_len);
+	if (!so.nr_events && options__events(DEFAULT_EVENTS, &so))
+		return 2;
 	if (privileges__check() || signals__setup())
 		return 1;
 	if (cgroup__create("pmbpf-stat", cgroup, sizeof(cgroup)))

@@ -25,6 +25,7 @@
 #include <linux/perf_event.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "options.h"
 #include "session.h"
 #include "top_user.h"
 #include "top_view.h"
@@ -183,58 +184,26 @@ static void stderr_capture(void)
 	}
 }
 
-static int parse_events(const char *list, struct session_opts *s)
-{
-	const char *bad;
-	int n, bad_len;
-
-	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
-	if (n >= 0) {
-		s->nr_events = n;
-		return 0;
-	}
-	if (n == -E2BIG)
-		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
-	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
-			bad_len, bad);
-	else if (!bad_len)
-		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
-	else {
-		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
-		events__print_names(stderr);
-	}
-	return -EINVAL;
-}
-
 static int parse_args(int argc, char **argv, struct top *t)
 {
-	unsigned long long v;
 	int c;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (parse_events(optarg, &t->so))
+			if (options__events(optarg, &t->so))
 				return -EINVAL;
 			break;
 		case 'd':
 		case 'i':
-			if (duration__parse(optarg, &t->interval_ns) ||
-			    t->interval_ns < MIN_INTERVAL_NS || t->interval_ns > MAX_INTERVAL_NS) {
-				fprintf(stderr,
-					"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from 100ms to 1h\n",
-					optarg);
+			if (options__interval(optarg, MIN_INTERVAL_NS, MAX_INTERVAL_NS,
+					      &t->interval_ns))
 				return -EINVAL;
-			}
 			break;
 		case 'p':
-			if (uint__parse(optarg, 1, INT_MAX, &v)) {
-				fprintf(stderr, "pmbpf: invalid PID '%s'\n", optarg);
+			if (options__pid(optarg, &t->so.pid))
 				return -EINVAL;
-			}
-			t->so.pid = (pid_t)v;
 			break;
 		case 'G':
 			if (cgroup__resolve(optarg, t->cgroup_path, sizeof(t->cgroup_path)))
@@ -242,12 +211,8 @@ static int parse_args(int argc, char **argv, struct top *t)
 			t->so.cgroup = t->cgroup_path;
 			break;
 		case 'm':
-			if (uint__parse(optarg, 16, 1U << 22, &v)) {
-				fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n",
-					optarg);
+			if (options__max_procs(optarg, &t->so.max_procs))
 				return -EINVAL;
-			}
-			t->so.max_procs = (__u32)v;
 			break;
 		case 'R':
 			t->so.force_raw_tp = true;
@@ -1184,7 +1149,7 @@ int cmd_top(int argc, char **argv)
 			isatty(STDOUT_FILENO) ? "input" : "output");
 		goto cleanup;
 	}
-	if (!t->so.nr_events && parse_events(DEFAULT_EVENTS, &t->so)) {
+	if (!t->so.nr_events && options__events(DEFAULT_EVENTS, &t->so)) {
 		err = 2;
 		goto cleanup;
 	}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include "options.h"
+#include "util.h"
+
+int options__events(const char *list, struct session_opts *s)
+{
+	const char *bad;
+	int n, bad_len;
+
+	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	if (n >= 0) {
+		s->nr_events = n;
+		return 0;
+	}
+	if (n == -E2BIG)
+		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
+	else if (n == -EEXIST)
+		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
+			bad_len, bad);
+	else if (!bad_len)
+		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
+	else {
+		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
+		events__print_names(stderr);
+	}
+	return -EINVAL;
+}
+
+static void fmt_ns(char *buf, size_t len, __u64 ns)
+{
+	if (ns >= 1000000000ULL && ns % 1000000000ULL == 0)
+		snprintf(buf, len, "%llus", (unsigned long long)(ns / 1000000000ULL));
+	else
+		snprintf(buf, len, "%llums", (unsigned long long)(ns / 1000000ULL));
+}
+
+int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns)
+{
+	char lo[32], hi[32];
+
+	if (!duration__parse(arg, ns) && *ns >= min_ns && (!max_ns || *ns <= max_ns))
+		return 0;
+	fmt_ns(lo, sizeof(lo), min_ns);
+	if (max_ns) {
+		fmt_ns(hi, sizeof(hi), max_ns);
+		fprintf(stderr,
+			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
+			arg, lo, hi);
+	} else {
+		fprintf(stderr,
+			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), at least %s\n",
+			arg, lo);
+	}
+	return -EINVAL;
+}
+
+int options__duration(const char *arg, __u64 *ns)
+{
+	if (!duration__parse(arg, ns))
+		return 0;
+	fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n", arg);
+	return -EINVAL;
+}
+
+int options__pid(const char *arg, pid_t *pid)
+{
+	unsigned long long v;
+
+	if (uint__parse(arg, 1, INT_MAX, &v)) {
+		fprintf(stderr, "pmbpf: invalid PID '%s'\n", arg);
+		return -EINVAL;
+	}
+	*pid = (pid_t)v;
+	return 0;
+}
+
+int options__max_procs(const char *arg, __u32 *max)
+{
+	unsigned long long v;
+
+	if (uint__parse(arg, 16, 1U << 22, &v)) {
+		fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n", arg);
+		return -EINVAL;
+	}
+	*max = (__u32)v;
+	return 0;
+}

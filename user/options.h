@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Command-line values shared by the subcommands. Each parser prints a
+ * one-line error naming the option and the bad value, and returns -EINVAL.
+ */
+#ifndef __PMBPF_OPTIONS_H
+#define __PMBPF_OPTIONS_H
+
+#include <sys/types.h>
+#include <linux/types.h>
+#include "session.h"
+
+/* -e LIST into s->events; an unknown name lists the valid ones. */
+int options__events(const char *list, struct session_opts *s);
+/* -i/-d: a duration within [min_ns, max_ns] (max 0: no upper bound). */
+int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
+int options__duration(const char *arg, __u64 *ns);
+int options__pid(const char *arg, pid_t *pid);
+int options__max_procs(const char *arg, __u32 *max);
+
+#endif
