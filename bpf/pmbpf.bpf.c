@@ -16,8 +16,8 @@
 #include "pmbpf.h"
 
 #define TASK_RUNNING 0
-#define TASK_DEAD 0x80
-#define EEXIST 17
+#define TASK_DEAD    0x80
+#define EEXIST	     17
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -217,7 +217,7 @@ static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool
 
 /* Look up, or create, the entry of the current process in its cgroup. */
 static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
-						       struct task_struct *task)
+						      struct task_struct *task)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
@@ -414,7 +414,8 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 }
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
-				     struct task_struct *next, unsigned int prev_state, const bool btf)
+				     struct task_struct *next, unsigned int prev_state,
+				     const bool btf)
 {
 	struct cpu_state *st;
 	struct pmbpf_counts *c = NULL;

@@ -8,7 +8,7 @@
 #define __PMBPF_H
 
 #define PMBPF_MAX_EVENTS 8
-#define PMBPF_COMM_LEN 16
+#define PMBPF_COMM_LEN	 16
 /* Run-queue latency histogram: slot k counts [2^k, 2^(k+1)) us; slot 0 is < 2 us. */
 #define PMBPF_RUNQ_SLOTS 24
 
@@ -66,12 +66,12 @@ struct pmbpf_exit {
 
 /* Per-CPU self statistics (indices into the stats array). */
 enum pmbpf_stat {
-	PMBPF_STAT_READ_ERRORS,	  /* bpf_perf_event_read_value failures */
-	PMBPF_STAT_OVERFLOW,	  /* credits that went to the overflow entry */
-	PMBPF_STAT_EXITS,	  /* exit records sent */
-	PMBPF_STAT_EXITS_LOST,	  /* exit records the ring buffer had no room for */
-	PMBPF_STAT_FLUSHES,	  /* userspace-triggered flushes */
-	PMBPF_STAT_WAKEUPS,	  /* sched_wakeup and sched_wakeup_new calls */
+	PMBPF_STAT_READ_ERRORS, /* bpf_perf_event_read_value failures */
+	PMBPF_STAT_OVERFLOW, /* credits that went to the overflow entry */
+	PMBPF_STAT_EXITS, /* exit records sent */
+	PMBPF_STAT_EXITS_LOST, /* exit records the ring buffer had no room for */
+	PMBPF_STAT_FLUSHES, /* userspace-triggered flushes */
+	PMBPF_STAT_WAKEUPS, /* sched_wakeup and sched_wakeup_new calls */
 	PMBPF_STAT_WAIT_UNMATCHED, /* run-queue/off-CPU waits dropped: task not the one expected */
 	PMBPF_STAT_NR,
 };

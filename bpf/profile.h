@@ -6,7 +6,7 @@
 #ifndef __PMBPF_PROFILE_H
 #define __PMBPF_PROFILE_H
 
-#define PROFILE_COMM_LEN 16
+#define PROFILE_COMM_LEN  16
 #define PROFILE_MAX_DEPTH 127 /* PERF_MAX_STACK_DEPTH */
 
 /* One aggregation point: a process in a cgroup with one pair of stacks. */
@@ -35,13 +35,13 @@ struct profile_proc {
 
 /* Per-CPU self statistics (indices into the stats array). */
 enum profile_stat {
-	PROFILE_STAT_SAMPLES,	   /* on-CPU samples that passed the filters */
-	PROFILE_STAT_WEIGHT,	   /* total weight added to counts (samples or ns) */
-	PROFILE_STAT_LOST,	   /* weight dropped: counts map full */
+	PROFILE_STAT_SAMPLES, /* on-CPU samples that passed the filters */
+	PROFILE_STAT_WEIGHT, /* total weight added to counts (samples or ns) */
+	PROFILE_STAT_LOST, /* weight dropped: counts map full */
 	PROFILE_STAT_STACK_ERRORS, /* stacks not stored (stack map full or collision) */
-	PROFILE_STAT_PROCS_LOST,   /* new-process records the ring buffer had no room for */
+	PROFILE_STAT_PROCS_LOST, /* new-process records the ring buffer had no room for */
 	PROFILE_STAT_SWITCHES_OUT, /* off-CPU: switch-outs recorded */
-	PROFILE_STAT_STARTS_LOST,  /* off-CPU: switch-outs not recorded (map full) */
+	PROFILE_STAT_STARTS_LOST, /* off-CPU: switch-outs not recorded (map full) */
 	PROFILE_STAT_NR,
 };
 

@@ -55,7 +55,8 @@ int privileges__check(void)
 	perfmon = cap_effective(data, CAP_PERFMON);
 	if (admin || (bpf && perfmon))
 		return 0;
-	fprintf(stderr, "pmbpf: missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
+	fprintf(stderr,
+		"pmbpf: missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
 		!bpf && !perfmon ? "ies" : "y", bpf ? "" : "CAP_BPF",
 		!bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
 	return -EPERM;

@@ -108,7 +108,8 @@ void container__parse(const char *path, struct container_info *ci)
 		if (has_prefix(comp, n, "kubepods")) {
 			kube = true;
 			snprintf(ci->runtime, sizeof(ci->runtime), "kubernetes");
-			if (has_prefix(comp, n, "kubepods-burstable") || !strncmp(comp, "burstable", n))
+			if (has_prefix(comp, n, "kubepods-burstable") ||
+			    !strncmp(comp, "burstable", n))
 				snprintf(ci->qos, sizeof(ci->qos), "burstable");
 			else if (has_prefix(comp, n, "kubepods-besteffort"))
 				snprintf(ci->qos, sizeof(ci->qos), "besteffort");
@@ -125,7 +126,8 @@ void container__parse(const char *path, struct container_info *ci)
 			/* runtime and id set; under kubepods the runtime is the CRI's */
 		} else if (kube && hex_id(comp, n)) {
 			set(ci->id, sizeof(ci->id), comp, 12); /* cgroupfs driver */
-		} else if (n == 6 && !strncmp(comp, "docker", 6) && end && hex_id(end + 1, strcspn(end + 1, "/"))) {
+		} else if (n == 6 && !strncmp(comp, "docker", 6) && end &&
+			   hex_id(end + 1, strcspn(end + 1, "/"))) {
 			snprintf(ci->runtime, sizeof(ci->runtime), "docker");
 			set(ci->id, sizeof(ci->id), end + 1, 12);
 			comp = end + 1 + 64;

@@ -75,8 +75,8 @@ struct doctor {
 	int nr_meaning;
 };
 
-static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt,
-			 ...) __attribute__((format(printf, 4, 5)));
+static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt, ...)
 {
@@ -137,8 +137,8 @@ static void check_cgroup(struct doctor *d)
 		add(d, "cgroup2", ST_WARN,
 		    "no cgroup2 mount: per-cgroup (container) figures have no paths and the -G filter does not work");
 	else
-		add(d, "cgroup2", ST_OK, "mounted at %s: per-cgroup and container figures available",
-		    mnt);
+		add(d, "cgroup2", ST_OK,
+		    "mounted at %s: per-cgroup and container figures available", mnt);
 }
 
 static bool cap_has(const struct __user_cap_data_struct *c, int cap, bool permitted)
@@ -182,12 +182,13 @@ static void check_sysctls(struct doctor *d)
 
 	d->paranoid = 2;
 	if (read_int("/proc/sys/kernel/perf_event_paranoid", &v)) {
-		add(d, "perf_event_paranoid", ST_WARN, "cannot read /proc/sys/kernel/perf_event_paranoid");
+		add(d, "perf_event_paranoid", ST_WARN,
+		    "cannot read /proc/sys/kernel/perf_event_paranoid");
 	} else {
 		d->paranoid = v;
 		if (d->cap_perfmon || d->cap_admin || v <= 0)
-			add(d, "perf_event_paranoid", ST_OK,
-			    "%d: CPU-wide counters allowed (%s)", v,
+			add(d, "perf_event_paranoid", ST_OK, "%d: CPU-wide counters allowed (%s)",
+			    v,
 			    d->cap_perfmon || d->cap_admin ? "CAP_PERFMON overrides it" :
 							     "paranoid <= 0");
 		else
@@ -251,7 +252,8 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 	else
 		add(d, "pmu", ST_WARN,
 		    "no core PMU (/sys/bus/event_source/devices/cpu missing)%s: hardware events cannot be counted",
-		    d->hypervisor ? "; a hypervisor is present and exposes no PMU to this guest" : "");
+		    d->hypervisor ? "; a hypervisor is present and exposes no PMU to this guest" :
+				    "");
 
 	for (i = 0; i < so->nr_events; i++) {
 		struct event_check *e = &d->ev[d->nr_ev++];
@@ -275,8 +277,9 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 		case EVENT_NOT_SUPPORTED:
 			if ((e->spec.kind & EVENT_HW) && !d->have_pmu)
 				snprintf(e->reason, sizeof(e->reason), "no PMU%s",
-					 d->hypervisor ? " (virtual machine without a virtual PMU)" :
-							 "");
+					 d->hypervisor ?
+						 " (virtual machine without a virtual PMU)" :
+						 "");
 			else
 				snprintf(e->reason, sizeof(e->reason),
 					 "this PMU has no such event (%s)", strerror(e->err));
@@ -296,14 +299,16 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 		}
 	}
 	if (hw && !hw_ok)
-		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
-			 "no hardware event counts here: IPC and MPKI are unavailable (shown as '-' or absent, never 0); CPU time, switches, run-queue latency and software events are exact");
+		snprintf(
+			d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			"no hardware event counts here: IPC and MPKI are unavailable (shown as '-' or absent, never 0); CPU time, switches, run-queue latency and software events are exact");
 	else if (hw_ok < hw)
 		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
 			 "some hardware events are unavailable: figures that need them are absent");
 	else if (hw)
-		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
-			 "hardware events count: IPC and MPKI per process and container are available (coverage < 1 means multiplexing: counts are scaled)");
+		snprintf(
+			d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			"hardware events count: IPC and MPKI per process and container are available (coverage < 1 means multiplexing: counts are scaled)");
 }
 
 /* Load, attach and read once, as pmbpf record would. */
@@ -329,11 +334,13 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 		add(d, "bpf-load", ST_FAIL, "programs loaded (%s) but the first read failed: %s",
 		    d->attach, strerror(-err));
 	else
-		add(d, "bpf-load", ST_OK, "programs loaded and attached (%s), first read: %zu processes",
-		    d->attach, snap.nr_rows);
+		add(d, "bpf-load", ST_OK,
+		    "programs loaded and attached (%s), first read: %zu processes", d->attach,
+		    snap.nr_rows);
 	if (!strcmp(d->attach, "raw_tp"))
-		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
-			 "raw_tp fallback in use: same figures, a little more cost per context switch");
+		snprintf(
+			d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
+			"raw_tp fallback in use: same figures, a little more cost per context switch");
 	snapshot__free(&snap);
 	session__close(s);
 }
@@ -446,7 +453,8 @@ int cmd_doctor(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
-				fprintf(stderr, "pmbpf: unknown output format '%s': use text or json\n",
+				fprintf(stderr,
+					"pmbpf: unknown output format '%s': use text or json\n",
 					optarg);
 				return 2;
 			}
@@ -473,7 +481,8 @@ int cmd_doctor(int argc, char **argv)
 	}
 	n = events__parse_list(events, so.events, PMBPF_MAX_EVENTS, &bad, &bad_len);
 	if (n < 0) {
-		fprintf(stderr, "pmbpf: invalid event list '%s'; valid names: pmbpf list\n", events);
+		fprintf(stderr, "pmbpf: invalid event list '%s'; valid names: pmbpf list\n",
+			events);
 		return 2;
 	}
 	so.nr_events = n;

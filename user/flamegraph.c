@@ -12,13 +12,13 @@
 #include <string.h>
 #include "flamegraph.h"
 
-#define FONT_SIZE 12
-#define FONT_WIDTH 0.59 /* average character width, in font sizes */
+#define FONT_SIZE    12
+#define FONT_WIDTH   0.59 /* average character width, in font sizes */
 #define FRAME_HEIGHT 16
-#define XPAD 10
-#define YPAD_TOP (FONT_SIZE * 3)
-#define YPAD_BOTTOM (FONT_SIZE * 2 + 10)
-#define MIN_WIDTH 0.1 /* pixels: narrower frames (and their children) are left out */
+#define XPAD	     10
+#define YPAD_TOP     (FONT_SIZE * 3)
+#define YPAD_BOTTOM  (FONT_SIZE * 2 + 10)
+#define MIN_WIDTH    0.1 /* pixels: narrower frames (and their children) are left out */
 
 struct node {
 	const char *name; /* not NUL-terminated: points into a folded line */
@@ -68,7 +68,8 @@ int folded__write(FILE *f, const struct folded *lines, size_t n)
 
 	for (i = 0; i < n; i++)
 		if (lines[i].weight)
-			fprintf(f, "%s %llu\n", lines[i].stack, (unsigned long long)lines[i].weight);
+			fprintf(f, "%s %llu\n", lines[i].stack,
+				(unsigned long long)lines[i].weight);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -227,7 +228,8 @@ static void draw(struct draw *d, const struct node *n, int depth, __u64 start)
 	xml_write(d->f, n->name, n->len);
 	fprintf(d->f, " (%s %s, %.2f%%)</title>", thousands(n->weight, num, sizeof(num)), d->units,
 		100.0 * n->weight / d->total);
-	fprintf(d->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
+	fprintf(d->f,
+		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\" ry=\"2\"/>",
 		x, y, w, FRAME_HEIGHT - 1, color);
 	fprintf(d->f, "<text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 10.5);
 	chars = (size_t)((w - 3) / (FONT_SIZE * FONT_WIDTH));
@@ -381,19 +383,23 @@ int flamegraph__write(FILE *f, const struct folded *lines, size_t n, const struc
 	d.total = root.weight ? root.weight : 1;
 	d.px = (double)(width - 2 * XPAD) / d.total;
 	depth = max_depth(&root, 0, d.px);
-	d.height = (depth + 1) * FRAME_HEIGHT + YPAD_TOP + YPAD_BOTTOM + (o->subtitle ? FONT_SIZE * 2 : 0);
+	d.height = (depth + 1) * FRAME_HEIGHT + YPAD_TOP + YPAD_BOTTOM +
+		   (o->subtitle ? FONT_SIZE * 2 : 0);
 
 	fprintf(f, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		   "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
 		   "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n");
-	fprintf(f, "<svg version=\"1.1\" width=\"%d\" height=\"%d\" onload=\"init(evt)\" "
-		   "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
-		   "xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n",
+	fprintf(f,
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" onload=\"init(evt)\" "
+		"viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\" "
+		"xmlns:xlink=\"http://www.w3.org/1999/xlink\">\n",
 		width, d.height, width, d.height);
-	fputs("<!-- Flame graph by pmbpf profile. Click a frame to zoom, Ctrl-F to search. -->\n", f);
+	fputs("<!-- Flame graph by pmbpf profile. Click a frame to zoom, Ctrl-F to search. -->\n",
+	      f);
 	fputs("<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
 	      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
-	      "</linearGradient></defs>\n", f);
+	      "</linearGradient></defs>\n",
+	      f);
 	fputs(style, f);
 	fputs(script, f);
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"url(#background)\"/>\n",
@@ -407,12 +413,14 @@ int flamegraph__write(FILE *f, const struct folded *lines, size_t n, const struc
 		fputs("</text>\n", f);
 	}
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", XPAD, d.height - FONT_SIZE);
-	fprintf(f, "<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"%d\" onclick=\"unzoom()\">Reset Zoom</text>\n",
+	fprintf(f,
+		"<text id=\"unzoom\" class=\"hide\" x=\"%d\" y=\"%d\" onclick=\"unzoom()\">Reset Zoom</text>\n",
 		XPAD, FONT_SIZE * 2);
-	fprintf(f, "<text id=\"search\" x=\"%d\" y=\"%d\" onclick=\"search_prompt()\">Search</text>\n",
+	fprintf(f,
+		"<text id=\"search\" x=\"%d\" y=\"%d\" onclick=\"search_prompt()\">Search</text>\n",
 		width - XPAD - 100, FONT_SIZE * 2);
-	fprintf(f, "<text id=\"matched\" class=\"hide\" x=\"%d\" y=\"%d\"> </text>\n",
-		width - XPAD, d.height - FONT_SIZE);
+	fprintf(f, "<text id=\"matched\" class=\"hide\" x=\"%d\" y=\"%d\"> </text>\n", width - XPAD,
+		d.height - FONT_SIZE);
 	fputs("<g id=\"frames\">\n", f);
 	if (root.weight)
 		draw(&d, &root, 0, 0);

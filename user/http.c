@@ -13,15 +13,14 @@
 #include "http.h"
 
 /* Bounds on what clients can hold: connections, idle time, request size. */
-#define HTTP_MAX_CONNECTIONS 64
-#define HTTP_TIMEOUT_S 10
+#define HTTP_MAX_CONNECTIONS   64
+#define HTTP_TIMEOUT_S	       10
 #define HTTP_CONNECTION_MEMORY (32 * 1024)
 
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
-static const char landing[] =
-	"<html><head><title>pmbpf</title></head><body><h1>pmbpf</h1>"
-	"<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+static const char landing[] = "<html><head><title>pmbpf</title></head><body><h1>pmbpf</h1>"
+			      "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -90,17 +89,22 @@ int http__listen(const char *addr_port)
 	freeaddrinfo(res);
 	return fd;
 bad:
-	fprintf(stderr, "pmbpf: invalid listen address '%s': give ADDR:PORT, e.g. 127.0.0.1:9465 or [::1]:9465\n",
+	fprintf(stderr,
+		"pmbpf: invalid listen address '%s': give ADDR:PORT, e.g. 127.0.0.1:9465 or [::1]:9465\n",
 		addr_port);
 	return -EINVAL;
 }
 
 static enum MHD_Result reply(struct http_server *h, struct MHD_Connection *c, unsigned int code,
-			     const char *type, void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+			     const char *type, void *body, size_t len,
+			     enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
-	int cls = code >= 200 && code < 300 ? 0 : code >= 400 && code < 500 ? 1 : code >= 500 ? 2 : 3;
+	int cls = code >= 200 && code < 300 ? 0 :
+		  code >= 400 && code < 500 ? 1 :
+		  code >= 500		    ? 2 :
+					      3;
 
 	if (!r) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
@@ -161,11 +165,10 @@ struct http_server *http__start(int listen_fd)
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h,
-				MHD_OPTION_LISTEN_SOCKET, listen_fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-				MHD_OPTION_END);
+				MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned int)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned int)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
 	if (!h->d) {
 		fprintf(stderr, "pmbpf: cannot start the HTTP server (libmicrohttpd)\n");
 		close(listen_fd);

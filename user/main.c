@@ -20,7 +20,8 @@ static const struct cmd {
 	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },
 	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
 	{ "top", cmd_top, "interactive per-process and per-container view (ncurses)" },
-	{ "profile", cmd_profile, "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
+	{ "profile", cmd_profile,
+	  "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
 #endif
 	{ "list", cmd_list, "list event names" },
 	{ "version", cmd_version, "print the version" },

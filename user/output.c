@@ -227,8 +227,8 @@ static void table(struct output *o, const struct snapshot *snap)
 		}
 	}
 	if (o->cgroups) {
-		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME", "ID",
-			"PROCS");
+		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME",
+			"ID", "PROCS");
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
@@ -240,7 +240,8 @@ static void table(struct output *o, const struct snapshot *snap)
 		}
 	}
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_LOST])
-		fprintf(o->f, "(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
+		fprintf(o->f,
+			"(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
 	fflush(o->f);
@@ -318,7 +319,8 @@ static void json_runq(struct json_writer *w, const struct figures *f, const stru
 }
 
 /* Every figure of a process or cgroup, with the same names in both. */
-static void json_figures(struct json_writer *w, const struct snapshot *snap, const struct figures *f)
+static void json_figures(struct json_writer *w, const struct snapshot *snap,
+			 const struct figures *f)
 {
 	struct row_metrics m;
 
@@ -544,8 +546,9 @@ static void csv(struct output *o, const struct snapshot *snap)
 		if (o->procs)
 			fprintf(o->f, "time,interval_s,pid,comm,cgroup_id,cgroup,exited");
 		else
-			fprintf(o->f, "time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
-				      "qos,processes");
+			fprintf(o->f,
+				"time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
+				"qos,processes");
 		csv_figure_header(o, snap);
 		o->header_done = true;
 	}
@@ -569,8 +572,8 @@ static void csv(struct output *o, const struct snapshot *snap)
 		fprintf(o->f, "%s,%.6f,%llu,", tbuf, snap->interval_ns / 1e9,
 			(unsigned long long)cg->id);
 		csv_field_str(o->f, cg->path ? cg->path : "");
-		fprintf(o->f, ",%s,%s,%s,%s,%u", cg->ci.runtime, cg->ci.id, cg->ci.pod_uid, cg->ci.qos,
-			cg->nr_procs_total);
+		fprintf(o->f, ",%s,%s,%s,%s,%u", cg->ci.runtime, cg->ci.id, cg->ci.pod_uid,
+			cg->ci.qos, cg->nr_procs_total);
 		csv_figures(o, snap, &cg->total);
 	}
 	fflush(o->f);
@@ -640,8 +643,10 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 	fprintf(o->f, "%18llu      involuntary switches\n", (unsigned long long)f->nivcsw);
 	if (f->runq_count)
 		fprintf(o->f, "%18.1f us   run-queue latency p99 (%llu waits, max %.1f us)\n",
-			m.runq_p99_ns / 1e3, (unsigned long long)f->runq_count, m.runq_max_ns / 1e3);
-	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9, exit_code);
+			m.runq_p99_ns / 1e3, (unsigned long long)f->runq_count,
+			m.runq_max_ns / 1e3);
+	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
+		exit_code);
 	fflush(o->f);
 }
 

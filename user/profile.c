@@ -31,8 +31,8 @@
 #include "util.h"
 
 #define DEFAULT_FREQ 99
-#define POLL_MS 200
-#define FRAME_LEN 256
+#define POLL_MS	     200
+#define FRAME_LEN    256
 
 static const char usage[] =
 	"Usage: pmbpf profile [OPTIONS]\n"
@@ -154,7 +154,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case 'e':
 			err = event__parse(optarg, &o->event);
 			if (err) {
-				fprintf(stderr, "pmbpf: unknown event '%s'; valid names:\n", optarg);
+				fprintf(stderr, "pmbpf: unknown event '%s'; valid names:\n",
+					optarg);
 				events__print_names(stderr);
 				return -EINVAL;
 			}
@@ -171,7 +172,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			break;
 		case 'c':
 			if (uint__parse(optarg, 1, ULLONG_MAX, &o->period)) {
-				fprintf(stderr, "pmbpf: invalid period '%s': give a positive integer\n",
+				fprintf(stderr,
+					"pmbpf: invalid period '%s': give a positive integer\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -228,7 +230,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		return -EINVAL;
 	}
 	if (o->offcpu && (o->event_given || o->freq || o->period)) {
-		fprintf(stderr, "pmbpf: --off-cpu measures time at context switches: it takes no -e, -F or -c\n");
+		fprintf(stderr,
+			"pmbpf: --off-cpu measures time at context switches: it takes no -e, -F or -c\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -301,8 +304,8 @@ static int attach_sched(struct profile *p)
 	for (i = 0; i < n; i++) {
 		err = add_link(p, bpf_program__attach(progs[i]));
 		if (err) {
-			fprintf(stderr, "pmbpf: cannot attach %s: %s\n", bpf_program__name(progs[i]),
-				strerror(-err));
+			fprintf(stderr, "pmbpf: cannot attach %s: %s\n",
+				bpf_program__name(progs[i]), strerror(-err));
 			return err;
 		}
 	}
@@ -439,7 +442,8 @@ static int profile_open(struct profile *p, bool *online)
 		err = load(p, false);
 	}
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+		fprintf(stderr,
+			"pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
 			strerror(-err));
 		return err;
 	}
@@ -462,7 +466,8 @@ static int profile_open(struct profile *p, bool *online)
 		event__parse("cycles", &o->event);
 		err = attach_sampling(p, online);
 		if (err > 0 && not_supported(err)) {
-			fprintf(stderr, "pmbpf: no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
+			fprintf(stderr,
+				"pmbpf: no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
 				strerror(err));
 			detach(p);
 			err = attach_sched(p);
@@ -476,7 +481,8 @@ static int profile_open(struct profile *p, bool *online)
 	}
 	if (err > 0) {
 		if (err == EINVAL && o->freq)
-			fprintf(stderr, "pmbpf: cannot sample %s at %llu Hz: %s (see kernel.perf_event_max_sample_rate)\n",
+			fprintf(stderr,
+				"pmbpf: cannot sample %s at %llu Hz: %s (see kernel.perf_event_max_sample_rate)\n",
 				o->event.name, o->freq, strerror(err));
 		else if (not_supported(err))
 			fprintf(stderr, "pmbpf: event %s is not supported on this host: %s%s\n",
@@ -671,8 +677,8 @@ static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, stru
 		err = err ?: strbuf_add(b, "[unknown]", "_[k]");
 	/* Off-CPU stacks are taken in the tracepoint: leave out its machinery. */
 	for (skip = 0; p->o->offcpu && skip < n; skip++)
-		if (!tracing_frame(symbolizer__kernel(p->sym, ips[skip], skip > 0, frame,
-						      sizeof(frame))))
+		if (!tracing_frame(
+			    symbolizer__kernel(p->sym, ips[skip], skip > 0, frame, sizeof(frame))))
 			break;
 	for (i = n - 1; i >= skip && !err; i--) {
 		symbolizer__kernel(p->sym, ips[i], i > 0, frame, sizeof(frame));

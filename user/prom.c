@@ -365,7 +365,8 @@ static void figures_sub(struct figures *d, const struct figures *s)
 	d->runq_count = sub_clamp(d->runq_count, s->runq_count);
 	d->runq_total_ns = sub_clamp(d->runq_total_ns, s->runq_total_ns);
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		d->runq_hist[i] = d->runq_hist[i] > s->runq_hist[i] ? d->runq_hist[i] - s->runq_hist[i] : 0;
+		d->runq_hist[i] =
+			d->runq_hist[i] > s->runq_hist[i] ? d->runq_hist[i] - s->runq_hist[i] : 0;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		d->ev[i].value = sub_clamp(d->ev[i].value, s->ev[i].value);
 		d->ev[i].enabled = sub_clamp(d->ev[i].enabled, s->ev[i].enabled);
@@ -811,7 +812,8 @@ static void figure_samples(struct strbuf *sb, const struct snapshot *snap, const
 			if (fig == FIG_EVENTS)
 				put_double(sb, a->ev[i]);
 			else
-				put_ns(sb, fig == FIG_ENABLED ? a->enabled_ns[i] : a->running_ns[i]);
+				put_ns(sb,
+				       fig == FIG_ENABLED ? a->enabled_ns[i] : a->running_ns[i]);
 		}
 		break;
 	case FIG_RUNQ_HIST:
@@ -1065,7 +1067,8 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 		gauge(out, "pmbpf_tracked_processes", "Processes tracked for the CPU ranking.",
 		      tracked);
 	}
-	family(out, "pmbpf_http_requests_total", "counter", "HTTP requests answered, by status class.");
+	family(out, "pmbpf_http_requests_total", "counter",
+	       "HTTP requests answered, by status class.");
 	for (i = 0; i < 4; i++)
 		strbuf__printf(out, "pmbpf_http_requests_total{code=\"%s\"} %llu\n", codes[i],
 			       (unsigned long long)self->http_requests[i]);

@@ -82,7 +82,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'c':
 			if (uint__parse(optarg, 1, ULLONG_MAX, &o->count)) {
-				fprintf(stderr, "pmbpf: invalid count '%s': give a positive integer\n",
+				fprintf(stderr,
+					"pmbpf: invalid count '%s': give a positive integer\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -98,7 +99,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &o->format)) {
-				fprintf(stderr, "pmbpf: unknown output format '%s': use table, json or csv\n",
+				fprintf(stderr,
+					"pmbpf: unknown output format '%s': use table, json or csv\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -106,7 +108,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'b':
 			if (strcmp(optarg, "process") && strcmp(optarg, "cgroup") &&
 			    strcmp(optarg, "all")) {
-				fprintf(stderr, "pmbpf: invalid --by '%s': use process, cgroup or all\n",
+				fprintf(stderr,
+					"pmbpf: invalid --by '%s': use process, cgroup or all\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -131,7 +134,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		}
 	}
 	if (o->by && o->format == OUTPUT_CSV && !strcmp(o->by, "all")) {
-		fprintf(stderr, "pmbpf: csv holds one kind of row: use --by process or --by cgroup\n");
+		fprintf(stderr,
+			"pmbpf: csv holds one kind of row: use --by process or --by cgroup\n");
 		return -EINVAL;
 	}
 	if (optind < argc) {
@@ -207,7 +211,8 @@ int cmd_record(int argc, char **argv)
 			t = start + o.duration_ns;
 		next.tv_sec = t / 1000000000ULL;
 		next.tv_nsec = t % 1000000000ULL;
-		while (!exiting && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+		while (!exiting &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
 		last = exiting;
 		err = session__collect(s, &snap);

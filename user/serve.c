@@ -28,10 +28,10 @@
 #include "session.h"
 #include "util.h"
 
-#define DEFAULT_LISTEN "127.0.0.1:9465"
+#define DEFAULT_LISTEN	    "127.0.0.1:9465"
 #define DEFAULT_INTERVAL_NS 5000000000ULL
-#define DEFAULT_TOP_K 20
-#define DEFAULT_GRACE_NS (300 * 1000000000ULL)
+#define DEFAULT_TOP_K	    20
+#define DEFAULT_GRACE_NS    (300 * 1000000000ULL)
 
 static const char usage[] =
 	"Usage: pmbpf serve [OPTIONS]\n"
@@ -149,14 +149,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		case 'k':
 			if (uint__parse(optarg, 0, 100000, &v)) {
-				fprintf(stderr, "pmbpf: invalid --top-k '%s': give 0 to 100000\n", optarg);
+				fprintf(stderr, "pmbpf: invalid --top-k '%s': give 0 to 100000\n",
+					optarg);
 				return -EINVAL;
 			}
 			o->top_k = (unsigned int)v;
 			break;
 		case 'g':
 			if (duration__parse(optarg, &o->grace_ns)) {
-				fprintf(stderr, "pmbpf: invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
+				fprintf(stderr,
+					"pmbpf: invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -322,7 +324,8 @@ static int run(struct serve *sv, const sigset_t *set)
 		if (sig == SIGTERM || sig == SIGINT)
 			return 0;
 		if (sig == SIGHUP) {
-			fprintf(stderr, "pmbpf: SIGHUP ignored: options come from the command line, restart to change them\n");
+			fprintf(stderr,
+				"pmbpf: SIGHUP ignored: options come from the command line, restart to change them\n");
 			continue;
 		}
 		now = now_ns(CLOCK_MONOTONIC);
@@ -369,7 +372,8 @@ int cmd_serve(int argc, char **argv)
 	if (privileges__check())
 		return 1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "pmbpf: no kernel BTF (/sys/kernel/btf/vmlinux: %s): pmbpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n",
+		fprintf(stderr,
+			"pmbpf: no kernel BTF (/sys/kernel/btf/vmlinux: %s): pmbpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n",
 			strerror(errno));
 		return 1;
 	}
@@ -385,8 +389,8 @@ int cmd_serve(int argc, char **argv)
 	fd = http__listen(sv.o.listen);
 	if (fd < 0)
 		return fd == -EINVAL ? 2 : 1;
-	sv.have_mount = !cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount,
-					     sizeof(sv.cg_mount));
+	sv.have_mount =
+		!cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount, sizeof(sv.cg_mount));
 	po.top_k = sv.o.top_k;
 	po.grace_ns = sv.o.grace_ns;
 	po.cgroup_exists = cgroup_exists;
@@ -420,9 +424,10 @@ int cmd_serve(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
-	snprintf(status, sizeof(status),
-		 "READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
-		 sv.o.listen, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
+	snprintf(
+		status, sizeof(status),
+		"READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
+		sv.o.listen, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
 	notify(status);
 	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", sv.o.listen,
 		sv.o.interval_ns / 1e9);

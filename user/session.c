@@ -22,7 +22,7 @@
 #include "session.h"
 #include "util.h"
 
-#define GRAVE_GENS 5 /* reads during which an exited process is remembered */
+#define GRAVE_GENS  5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
 
 /*
@@ -265,8 +265,8 @@ static int attach(struct session *s)
 		s->links[i] = bpf_program__attach(progs[i]);
 		if (!s->links[i]) {
 			err = -errno;
-			fprintf(stderr, "pmbpf: cannot attach %s: %s\n", bpf_program__name(progs[i]),
-				strerror(-err));
+			fprintf(stderr, "pmbpf: cannot attach %s: %s\n",
+				bpf_program__name(progs[i]), strerror(-err));
 			return err;
 		}
 	}
@@ -376,7 +376,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (!o->force_raw_tp && have_tp_btf()) {
 		err = load(s, o, true);
 		if (err)
-			fprintf(stderr, "pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
+			fprintf(stderr,
+				"pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
 				strerror(-err));
 	}
 	if (!s->skel) {
@@ -695,7 +696,8 @@ static int read_map(struct session *s)
 			return err;
 		}
 		for (i = 0; i < count; i++) {
-			int e = on_entry(s, &s->keys[i], s->vals + (size_t)i * s->stride * s->nr_cpus);
+			int e = on_entry(s, &s->keys[i],
+					 s->vals + (size_t)i * s->stride * s->nr_cpus);
 
 			if (e)
 				return e;

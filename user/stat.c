@@ -37,9 +37,12 @@ static const char usage[] =
 	"The exit code is the command's (128 + signal if it was killed).\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' }, { "output", required_argument, NULL, 'o' },
-	{ "interval", required_argument, NULL, 'i' }, { "max-procs", required_argument, NULL, 'm' },
-	{ "verbose", no_argument, NULL, 'v' },	      { "help", no_argument, NULL, 'h' },
+	{ "events", required_argument, NULL, 'e' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "max-procs", required_argument, NULL, 'm' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
 	{},
 };
 
@@ -103,7 +106,8 @@ int cmd_stat(int argc, char **argv)
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &out.format) || out.format == OUTPUT_CSV) {
-				fprintf(stderr, "pmbpf: unknown output format '%s': use table or json\n",
+				fprintf(stderr,
+					"pmbpf: unknown output format '%s': use table or json\n",
 					optarg);
 				return 2;
 			}
@@ -205,6 +209,7 @@ out_rmdir:
 	snapshot__free(&snap);
 	proctable__free(&seen);
 	if (rmdir(cgroup) && errno == EBUSY)
-		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n", cgroup);
+		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n",
+			cgroup);
 	return rc;
 }

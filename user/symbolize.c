@@ -20,9 +20,9 @@
 #include <gelf.h>
 #include "symbolize.h"
 
-#define PROC_BUCKETS 4096
-#define FILE_BUCKETS 1024
-#define MAX_SEGS 16
+#define PROC_BUCKETS  4096
+#define FILE_BUCKETS  1024
+#define MAX_SEGS      16
 #define KSYM_LAST_MAX 0x100000 /* past the last kernel symbol, at most 1 MB is its */
 
 struct load_seg {
@@ -397,8 +397,8 @@ static const struct mapping *snap_find(const struct maps_snap *snap, __u64 addr)
 	return NULL;
 }
 
-const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr,
-			     char *buf, size_t len)
+const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr, char *buf,
+			     size_t len)
 {
 	const struct mapping *m = NULL;
 	const struct maps_snap *snap;

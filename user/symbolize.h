@@ -33,8 +33,8 @@ int symbolizer__add_process(struct symbolizer *s, pid_t tgid);
  * address (every frame but the innermost), the call instruction before it is
  * looked up. The result lives in buf.
  */
-const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr,
-			     char *buf, size_t len);
+const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr, char *buf,
+			     size_t len);
 /* Name of a kernel address ("function" or "[unknown]"), from /proc/kallsyms. */
 const char *symbolizer__kernel(struct symbolizer *s, __u64 addr, bool ret_addr, char *buf,
 			       size_t len);

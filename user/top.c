@@ -48,16 +48,11 @@ static const char usage[] =
 	"Keys: ? in the view. For pipes, files and scripts use `pmbpf record`.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "delay", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "events", required_argument, NULL, 'e' },   { "delay", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' }, { "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },   { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	      {},
 };
 
 #define MIN_INTERVAL_NS 100000000ULL
@@ -306,7 +301,8 @@ static void selection_restore(struct top *t)
 		for (i = 0; i < t->v.nr_items; i++) {
 			const struct top_item *it = &t->v.items[i];
 
-			if (it->proc ? it->proc->pid == t->sel_pid && it->proc->cgroup_id == t->sel_id :
+			if (it->proc ? it->proc->pid == t->sel_pid &&
+					       it->proc->cgroup_id == t->sel_id :
 				       it->cg->id == t->sel_id) {
 				if (t->first + i >= t->sel)
 					t->first = t->first + i - t->sel;
@@ -365,9 +361,9 @@ static int collect(struct top *t)
 	if (t->have_snap && t->snap.interval_ns) {
 		t->self_pct = (double)(self - t->prev_self_ns) * 100.0 / t->snap.interval_ns;
 		/* runs are counted only while kernel.bpf_stats_enabled=1 */
-		t->prog_pct = runs != t->prev_prog_runs ?
-				      (double)(prog - t->prev_prog_ns) * 100.0 / t->snap.interval_ns :
-				      NAN;
+		t->prog_pct = runs != t->prev_prog_runs ? (double)(prog - t->prev_prog_ns) * 100.0 /
+								  t->snap.interval_ns :
+							  NAN;
 	} else {
 		t->self_pct = t->prog_pct = NAN;
 	}
@@ -498,7 +494,8 @@ static int draw_header(struct top *t)
 		double cov = snap ? reading__coverage(&snap->system[i]) : 1.0;
 
 		if (e->state == EVENT_COUNTING && cov < 0.995)
-			snprintf(part, sizeof(part), "%s multiplexed %.0f%%", e->spec.name, cov * 100);
+			snprintf(part, sizeof(part), "%s multiplexed %.0f%%", e->spec.name,
+				 cov * 100);
 		else if (e->state == EVENT_COUNTING)
 			snprintf(part, sizeof(part), "%s counting", e->spec.name);
 		else
@@ -513,12 +510,14 @@ static int draw_header(struct top *t)
 	y += put_wrapped(y, 2, A_NORMAL, line);
 
 	if (t->no_pmu) {
-		off = snprintf(line, sizeof(line),
-			       "No hardware PMU on this host: hardware counters are unavailable; shown instead: CPU%%, switches, run-queue latency");
+		off = snprintf(
+			line, sizeof(line),
+			"No hardware PMU on this host: hardware counters are unavailable; shown instead: CPU%%, switches, run-queue latency");
 		for (i = 0; i < t->nr_events; i++) {
 			if (t->events[i].state != EVENT_COUNTING)
 				continue;
-			off += snprintf(line + off, sizeof(line) - off, ", %s", t->events[i].spec.name);
+			off += snprintf(line + off, sizeof(line) - off, ", %s",
+					t->events[i].spec.name);
 			if (off >= sizeof(line))
 				off = sizeof(line) - 1;
 			nr_sw++;
@@ -532,11 +531,9 @@ static int draw_header(struct top *t)
 		off = snprintf(line, sizeof(line),
 			       "%zu processes, %zu cgroup%s  |  pmbpf %.1f%% CPU, poll %.1fms",
 			       snap->nr_rows, snap->nr_cgroups, snap->nr_cgroups == 1 ? "" : "s",
-			       isfinite(t->self_pct) ? t->self_pct : 0,
-			       snap->poll_ns / 1e6);
+			       isfinite(t->self_pct) ? t->self_pct : 0, snap->poll_ns / 1e6);
 		if (isfinite(t->prog_pct))
-			snprintf(line + off, sizeof(line) - off, ", BPF %.2f%% CPU",
-				 t->prog_pct);
+			snprintf(line + off, sizeof(line) - off, ", BPF %.2f%% CPU", t->prog_pct);
 		else
 			snprintf(line + off, sizeof(line) - off,
 				 ", BPF time: sysctl kernel.bpf_stats_enabled=1");
@@ -546,7 +543,8 @@ static int draw_header(struct top *t)
 	y += put_wrapped(y, 2, A_NORMAL, line);
 
 	{
-		const struct top_col *sc = t->v.nr_cols ? &t->v.cols[top_view__sort_col(&t->v)] : NULL;
+		const struct top_col *sc =
+			t->v.nr_cols ? &t->v.cols[top_view__sort_col(&t->v)] : NULL;
 		const struct top_sort *s = &t->v.sort[t->v.by_cgroup];
 		bool natural_low = sc && (sc->text || sc->kind == TOP_PID);
 
@@ -558,8 +556,8 @@ static int draw_header(struct top *t)
 		if (t->v.scope[0])
 			off += snprintf(line + off, sizeof(line) - off, "  In: %s", t->v.scope);
 		if (t->have_snap)
-			snprintf(line + off, sizeof(line) - off, "  Shown: %zu of %zu", t->v.nr_items,
-				 t->v.nr_candidates);
+			snprintf(line + off, sizeof(line) - off, "  Shown: %zu of %zu",
+				 t->v.nr_items, t->v.nr_candidates);
 		sanitize(line);
 		y += put_wrapped(y, 2, a_label, line);
 	}
@@ -644,8 +642,10 @@ static void draw_table(struct top *t, int y)
 	if (!t->have_snap)
 		return;
 	if (!t->v.nr_items) {
-		mvaddnstr(y, 0, t->v.nr_candidates ? "(nothing matches the filters: Esc clears them)" :
-						     "(nothing ran in this interval)", cap);
+		mvaddnstr(y, 0,
+			  t->v.nr_candidates ? "(nothing matches the filters: Esc clears them)" :
+					       "(nothing ran in this interval)",
+			  cap);
 		return;
 	}
 	for (r = t->first; r < t->v.nr_items && (int)(r - t->first) < rows; r++) {
@@ -676,10 +676,9 @@ static void draw_table(struct top *t, int y)
 static void draw_footer(struct top *t)
 {
 	static const char *const keys[][2] = {
-		{ "?", "Help" },	 { "<>", "Sort" },	{ "r", "Reverse" },
-		{ "/", "Filter" },	 { "\\", "Container" }, { "c", "Cgroups" },
-		{ "Enter", "Into" },	 { "Esc", "Back" },	{ "p", "Pause" },
-		{ "+-", "Interval" }, { "q", "Quit" },
+		{ "?", "Help" },       { "<>", "Sort" },     { "r", "Reverse" },  { "/", "Filter" },
+		{ "\\", "Container" }, { "c", "Cgroups" },   { "Enter", "Into" }, { "Esc", "Back" },
+		{ "p", "Pause" },      { "+-", "Interval" }, { "q", "Quit" },
 	};
 	int y = LINES - 1, x = 0;
 	size_t i;
@@ -807,7 +806,9 @@ static void move_sel(struct top *t, long delta)
 
 static void change_interval(struct top *t, int dir)
 {
-	static const __u64 steps_ms[] = { 100, 200, 500, 1000, 2000, 3000, 5000, 10000, 30000, 60000 };
+	static const __u64 steps_ms[] = {
+		100, 200, 500, 1000, 2000, 3000, 5000, 10000, 30000, 60000
+	};
 	size_t n = sizeof(steps_ms) / sizeof(steps_ms[0]), i;
 	__u64 cur = t->interval_ns, next = cur;
 
@@ -903,8 +904,8 @@ static bool is_enter(int ch)
 static void key_filter(struct top *t, int ch)
 {
 	char *f = t->mode == MODE_FILTER_COMM ? t->v.comm_filter : t->v.cg_filter;
-	size_t cap = t->mode == MODE_FILTER_COMM ? sizeof(t->v.comm_filter) :
-						   sizeof(t->v.cg_filter);
+	size_t cap =
+		t->mode == MODE_FILTER_COMM ? sizeof(t->v.comm_filter) : sizeof(t->v.cg_filter);
 	size_t n = strlen(f);
 
 	if (is_enter(ch)) {

@@ -224,8 +224,8 @@ static struct top_item *item_add(struct top_view *v)
 static void item_figures(struct top_item *it, const struct snapshot *snap)
 {
 	metrics__figures(snap, it->f, &it->m);
-	it->switches_s = ratio((double)(it->f->nvcsw + it->f->nivcsw) * 1e9,
-			       (double)snap->interval_ns);
+	it->switches_s =
+		ratio((double)(it->f->nvcsw + it->f->nivcsw) * 1e9, (double)snap->interval_ns);
 }
 
 int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn user, void *ctx)
@@ -235,7 +235,8 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 	v->nr_items = 0;
 	v->nr_candidates = 0;
 	if (snap->nr_cgroups > v->cap_cg_index) {
-		const struct cgroup_row **idx = realloc(v->cg_index, snap->nr_cgroups * sizeof(*idx));
+		const struct cgroup_row **idx =
+			realloc(v->cg_index, snap->nr_cgroups * sizeof(*idx));
 
 		if (!idx)
 			return -ENOMEM;
@@ -345,8 +346,9 @@ static int cmp_tie(const struct top_item *x, const struct top_item *y)
 	if (x->proc) {
 		if (x->proc->pid != y->proc->pid)
 			return x->proc->pid < y->proc->pid ? -1 : 1;
-		return x->proc->cgroup_id < y->proc->cgroup_id ? -1 :
-								 x->proc->cgroup_id > y->proc->cgroup_id;
+		return x->proc->cgroup_id < y->proc->cgroup_id ?
+			       -1 :
+			       x->proc->cgroup_id > y->proc->cgroup_id;
 	}
 	return x->cg->id < y->cg->id ? -1 : x->cg->id > y->cg->id;
 }
