@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# VM tests (tests/vm/): static pmbpf builds for the guests.
+# VM tests (tests/vm/): static pmbpf builds for the guests; the systemd guest.
 include tests/vm/vm.mk
+# make vmtest-systemd: deploy/pmbpf.service under a real systemd in a guest.
+include tests/vm/systemd.mk
 
 .PHONY: FORCE
 FORCE:

@@ -548,15 +548,15 @@ def test_grace_period():
 
 
 def test_unit_file(tmp_path):
-    """make install stages the unit, defaults, sysusers and docs; the unit verifies."""
+    """make install stages the unit, defaults, sysusers, sysctl and docs; the unit verifies."""
     dest = tmp_path / "root"
     p = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", f"OUTPUT={BUILD}"],
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     for f in ("usr/local/bin/pmbpf", "usr/local/lib/systemd/system/pmbpf.service",
-              "usr/local/lib/sysusers.d/pmbpf.conf", "etc/default/pmbpf",
-              "usr/local/share/doc/pmbpf/service.md"):
+              "usr/local/lib/sysusers.d/pmbpf.conf", "usr/local/lib/sysctl.d/50-pmbpf.conf",
+              "etc/default/pmbpf", "usr/local/share/doc/pmbpf/service.md"):
         assert (dest / f).exists(), f
     if not shutil.which("systemd-analyze"):
         pytest.skip("systemd-analyze is not installed")

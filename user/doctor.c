@@ -186,7 +186,12 @@ static void check_sysctls(struct doctor *d)
 		    "cannot read /proc/sys/kernel/perf_event_paranoid");
 	} else {
 		d->paranoid = v;
-		if (d->cap_perfmon || d->cap_admin || v <= 0)
+		if (v > 2 && !d->cap_admin)
+			/* Debian's level 3: perf_event_open needs CAP_SYS_ADMIN */
+			add(d, "perf_event_paranoid", ST_WARN,
+			    "%d: above 2 (Debian's default), opening any perf event needs CAP_SYS_ADMIN even with CAP_PERFMON; set kernel.perf_event_paranoid=2 (make install ships deploy/pmbpf.sysctl for it)",
+			    v);
+		else if (d->cap_perfmon || d->cap_admin || v <= 0)
 			add(d, "perf_event_paranoid", ST_OK, "%d: CPU-wide counters allowed (%s)",
 			    v,
 			    d->cap_perfmon || d->cap_admin ? "CAP_PERFMON overrides it" :

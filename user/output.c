@@ -115,6 +115,12 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			event_state__str(ev[i].state), ev[i].err ? ": " : "",
 			ev[i].err ? strerror(ev[i].err) : "");
 	}
+	for (i = 0; i < nr; i++)
+		if (ev[i].state == EVENT_PERMISSION_DENIED)
+			break;
+	if (i < nr)
+		fprintf(stderr,
+			"pmbpf: CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
 	if (no_pmu)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");

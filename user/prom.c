@@ -965,7 +965,7 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 		       self->version ? self->version : "", snap->attach ? snap->attach : "");
 	gauge(out, "pmbpf_cpus", "Online CPUs counted.", snap->nr_cpus);
 	gauge(out, "pmbpf_pmu_available",
-	      "0 when no requested hardware event can be counted (no PMU on this host).",
+	      "1 when at least one requested hardware event is counting (0: no PMU, no permission, or none requested).",
 	      self->no_pmu ? 0 : 1);
 
 	family(out, "pmbpf_event_supported", "gauge",

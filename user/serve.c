@@ -412,7 +412,7 @@ int cmd_serve(int argc, char **argv)
 	ev = session__events(sv.s, &nr);
 	output__start(&out, ev, nr, session__no_pmu(sv.s), session__attach_kind(sv.s),
 		      (int)sysconf(_SC_NPROCESSORS_ONLN));
-	sv.self.no_pmu = session__no_pmu(sv.s);
+	sv.self.no_pmu = !session__hw_counting(sv.s);
 
 	sv.http = http__start(fd);
 	if (!sv.http) {

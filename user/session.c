@@ -966,6 +966,16 @@ bool session__no_pmu(const struct session *s)
 	return hw > 0;
 }
 
+bool session__hw_counting(const struct session *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_events; i++)
+		if ((s->ev[i].spec.kind & EVENT_HW) && s->ev[i].state == EVENT_COUNTING)
+			return true;
+	return false;
+}
+
 const char *session__attach_kind(const struct session *s)
 {
 	return s->tp_btf ? "tp_btf" : "raw_tp";

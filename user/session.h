@@ -30,6 +30,8 @@ int session__collect(struct session *s, struct snapshot *snap);
 const struct event_info *session__events(const struct session *s, int *nr);
 /* Hardware events requested, none of which could be counted. */
 bool session__no_pmu(const struct session *s);
+/* At least one hardware event is counting. */
+bool session__hw_counting(const struct session *s);
 const char *session__attach_kind(const struct session *s);
 void session__close(struct session *s);
 

@@ -1,0 +1,162 @@
+#!/bin/sh
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Boots deploy/pmbpf.service under a real systemd: a minimal Debian 12 rootfs
+# (mkrootfs.sh, cached) with pmbpf `make install`ed into a copy of it and the
+# unit enabled, on Debian's 6.1 amd64 kernel under QEMU (TCG); check.sh runs
+# in the guest as pmbpf-vmtest.service after pmbpf.service. Usage:
+#
+#   run.sh [-o DIR] [-t SECONDS] [-k] [-n]
+#
+# -o DIR    build directory (default build/vm); the guest's files go to
+#           DIR/systemd/, its console log to DIR/logs/systemd.log
+# -t        time limit of the boot in seconds (default 300)
+# -k        keep the console log and disk image when the guest passes too
+# -n        prepare everything (rootfs, image, initramfs), print the QEMU
+#           command, do not boot
+#
+# The pmbpf installed is the top-level `make install` one (build/pmbpf, the
+# dynamically linked build: the rootfs has its libraries). Needs root. Exits 1
+# if any check fails or the guest does not finish.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+out=$top/build/vm
+limit=300
+keep=0
+prepare_only=0
+
+usage() {
+	awk 'NR > 4 && !/^#/ { exit } NR > 4 { sub(/^# ?/, ""); print }' "$0" >&2
+	exit "${1:-2}"
+}
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) out=$2; shift 2 ;;
+	-t) limit=$2; shift 2 ;;
+	-k) keep=1; shift ;;
+	-n) prepare_only=1; shift ;;
+	-h | --help) usage 0 ;;
+	*) echo "run.sh: unknown argument $1" >&2; usage ;;
+	esac
+done
+if [ "$(id -u)" -ne 0 ]; then
+	echo "vmtest-systemd: needs root (debootstrap, mknod, a root-owned rootfs)" >&2
+	exit 2
+fi
+
+cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
+export PMBPF_VM_CACHE="$cache"
+mkdir -p "$out/logs" "$out/systemd"
+out=$(cd "$out" && pwd)
+dir=$out/systemd
+log=$out/logs/systemd.log
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+t_all=$(now)
+
+# 1. Kernel, base rootfs, initramfs (all cached).
+t=$(now)
+"$here/../fetch-kernels.sh" amd64
+base=$("$here/mkrootfs.sh")
+"$here/mkinitramfs.sh" -o "$dir/initramfs.cpio"
+echo "vmtest-systemd: kernel $(cat "$cache/vmlinuz-amd64.version"), rootfs $base ($(since "$t") s)"
+
+# 2. A copy of the rootfs with pmbpf installed as a user would: make install
+#    (PREFIX=/usr/local), then systemctl enable.
+t=$(now)
+root=$dir/root
+rm -rf "$root"
+cp -a "$base" "$root"
+if ! make --no-print-directory -C "$top" install DESTDIR="$root" >"$dir/install.log" 2>&1; then
+	echo "vmtest-systemd: make install DESTDIR=$root failed:" >&2
+	tail -n 20 "$dir/install.log" >&2
+	exit 1
+fi
+install -D -m 755 "$here/check.sh" "$root/usr/local/libexec/pmbpf-vmtest/check.sh"
+install -D -m 644 "$here/pmbpf-vmtest.service" "$root/etc/systemd/system/pmbpf-vmtest.service"
+systemctl --root="$root" --quiet enable pmbpf.service pmbpf-vmtest.service
+# Less to start under emulation: no logins, no timers, no first-boot updates.
+for u in getty.target serial-getty@.service getty@.service systemd-logind.service \
+	systemd-update-utmp.service systemd-update-utmp-runlevel.service \
+	systemd-user-sessions.service systemd-ask-password-wall.path \
+	systemd-ask-password-console.path timers.target apt-daily.timer \
+	apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
+	e2scrub_reap.service fstrim.timer systemd-tmpfiles-clean.timer \
+	systemd-pstore.service ldconfig.service systemd-journal-catalog-update.service \
+	systemd-hwdb-update.service systemd-update-done.service systemd-firstboot.service \
+	systemd-repart.service systemd-binfmt.service proc-sys-fs-binfmt_misc.automount \
+	systemd-modules-load.service kmod-static-nodes.service remote-fs.target; do
+	ln -sf /dev/null "$root/etc/systemd/system/$u"
+done
+# No fstab entries: the initramfs mounted / read-write, and without udev a
+# /dev/vda entry would wait for a device unit that never appears.
+echo "# root is mounted by the initramfs (tests/vm/systemd/init)" >"$root/etc/fstab"
+echo pmbpf-vmtest >"$root/etc/hostname"
+
+# 3. An ext4 image of it (mkfs.ext4 -d: no loop mount).
+size=$(du -sm "$root" | awk '{ print int($1 * 1.3) + 64 }')
+rm -f "$dir/root.img"
+mkfs.ext4 -q -F -L pmbpf-root -d "$root" "$dir/root.img" "${size}M" >/dev/null
+rm -rf "$root"
+echo "vmtest-systemd: image $dir/root.img (${size} MB, pmbpf $(git -C "$top" describe --always --dirty 2>/dev/null || echo ?)) ($(since "$t") s)"
+
+# 4. Boot it.
+set -- qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 1G -nographic -no-reboot -nic none \
+	-kernel "$cache/vmlinuz-amd64" -initrd "$dir/initramfs.cpio" \
+	-drive "file=$dir/root.img,if=virtio,format=raw" \
+	-append "console=ttyS0 root=/dev/vda rw init=/lib/systemd/systemd systemd.unit=multi-user.target panic=-1 quiet systemd.show_status=yes"
+for a in "$@"; do
+	case $a in
+	*" "*) printf "'%s' " "$a" ;;
+	*) printf '%s ' "$a" ;;
+	esac
+done >"$log.cmd"
+echo >>"$log.cmd"
+if [ "$prepare_only" -eq 1 ]; then
+	echo "vmtest-systemd: prepared in $(since "$t_all") s; boot with: $(cat "$log.cmd")"
+	exit 0
+fi
+echo "vmtest-systemd: booting (systemd as PID 1, TCG; a minute or two)"
+t=$(now)
+rc=0
+timeout -k 5 "$limit" "$@" </dev/null >"$log.raw" 2>&1 || rc=$?
+elapsed=$(since "$t")
+tr -d '\r' <"$log.raw" >"$log"
+rm -f "$log.raw"
+
+results=$(sed -n 's/.*\(VMTEST [A-Z]* .*\)/\1/p' "$log")
+npass=$(echo "$results" | grep -c '^VMTEST PASS ' || true)
+nfail=$(echo "$results" | grep -c '^VMTEST FAIL ' || true)
+nskip=$(echo "$results" | grep -c '^VMTEST SKIP ' || true)
+echo "$results" | sed -n 's/^VMTEST \(PASS\|FAIL\|SKIP\|INFO\) /  \1 /p'
+problem=
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	problem="did not finish within ${limit} s"
+elif ! echo "$results" | grep -q '^VMTEST DONE '; then
+	problem="stopped before its checks finished (qemu exit status $rc)"
+elif [ "$rc" -ne 0 ]; then
+	problem="qemu exit status $rc"
+elif [ "$npass" -eq 0 ]; then
+	problem="no check passed"
+fi
+if [ -n "$problem" ]; then
+	# A guest that never finished counts as one more failure.
+	nfail=$((nfail + 1))
+	echo "  FAIL guest $problem"
+fi
+echo "vmtest-systemd: boot to power-off $elapsed s, total $(since "$t_all") s"
+if [ "$nfail" -gt 0 ]; then
+	echo "vmtest-systemd: console log kept: $log (command: $log.cmd; image: $dir/root.img); its end:"
+	tail -n 60 "$log" | sed 's/^/    /'
+elif [ "$keep" -eq 0 ]; then
+	rm -f "$log" "$log.cmd" "$dir/root.img"
+fi
+if [ "$nskip" -gt 0 ]; then
+	echo "vmtest-systemd: $npass passed, $nfail failed, $nskip skipped"
+else
+	echo "vmtest-systemd: $npass passed, $nfail failed"
+fi
+[ "$nfail" -eq 0 ]
