@@ -85,9 +85,11 @@ def test_conservation(recorder):
             slack = 100e3 * s["cpus"] if ev.endswith("clock") else 2
             assert abs(credited - total) <= 0.005 * total + slack, (ev, credited, total)
             checked += 1
+        # all CPUs' time, idle included; each CPU is flushed (IPI) a few
+        # microseconds apart from the timestamps that bound the interval
         oncpu = sum(r["oncpu_ns"] for r in rows)
         expect = s["interval_s"] * 1e9 * s["cpus"]
-        assert abs(oncpu - expect) <= 0.005 * expect, (oncpu, expect)
+        assert abs(oncpu - expect) <= 0.005 * expect + 100e3 * s["cpus"], (oncpu, expect)
     assert checked >= 4
 
 

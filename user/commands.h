@@ -21,6 +21,12 @@ int cmd_profile(int argc, char **argv);
 
 /* SIGINT and SIGTERM set exiting. */
 int signals__setup(void);
+struct caps {
+	bool bpf, perfmon, admin; /* effective */
+};
+
+/* The calling thread's effective capabilities; -errno if they cannot be read. */
+int caps__read(struct caps *c);
 /*
  * Refuse early, in one line, when the capabilities needed to load BPF and
  * open per-CPU counters are missing. Returns 0 or -EPERM.

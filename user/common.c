@@ -42,19 +42,30 @@ static bool cap_effective(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1U << (cap % 32));
 }
 
-int privileges__check(void)
+int caps__read(struct caps *c)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[2] = {};
-	bool admin, bpf, perfmon;
 
 	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	c->admin = cap_effective(data, CAP_SYS_ADMIN);
+	c->bpf = cap_effective(data, CAP_BPF);
+	c->perfmon = cap_effective(data, CAP_PERFMON);
+	return 0;
+}
+
+int privileges__check(void)
+{
+	struct caps c;
+	bool bpf, perfmon;
+
+	if (caps__read(&c))
 		return 0; /* cannot tell: let the kernel decide */
-	admin = cap_effective(data, CAP_SYS_ADMIN);
-	bpf = cap_effective(data, CAP_BPF);
-	perfmon = cap_effective(data, CAP_PERFMON);
-	if (admin || (bpf && perfmon))
+	if (c.admin || (c.bpf && c.perfmon))
 		return 0;
+	bpf = c.bpf;
+	perfmon = c.perfmon;
 	fprintf(stderr,
 		"pmbpf: missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
 		!bpf && !perfmon ? "ies" : "y", bpf ? "" : "CAP_BPF",

@@ -22,13 +22,7 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "session.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
+#include "util.h"
 
 #define MAX_CHECKS 24
 
@@ -141,27 +135,20 @@ static void check_cgroup(struct doctor *d)
 		    "mounted at %s: per-cgroup and container figures available", mnt);
 }
 
-static bool cap_has(const struct __user_cap_data_struct *c, int cap, bool permitted)
-{
-	__u32 set = permitted ? c[cap / 32].permitted : c[cap / 32].effective;
-
-	return set & (1U << (cap % 32));
-}
-
 static void check_caps(struct doctor *d)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
-	int last = 0;
+	struct caps c;
+	int last = 0, err;
 
-	if (syscall(SYS_capget, &hdr, data)) {
-		add(d, "capabilities", ST_WARN, "cannot read capabilities: %s", strerror(errno));
+	err = caps__read(&c);
+	if (err) {
+		add(d, "capabilities", ST_WARN, "cannot read capabilities: %s", strerror(-err));
 		return;
 	}
-	d->cap_bpf = cap_has(data, CAP_BPF, false);
-	d->cap_perfmon = cap_has(data, CAP_PERFMON, false);
-	d->cap_admin = cap_has(data, CAP_SYS_ADMIN, false);
-	if (!read_int("/proc/sys/kernel/cap_last_cap", &last) && last < CAP_BPF)
+	d->cap_bpf = c.bpf;
+	d->cap_perfmon = c.perfmon;
+	d->cap_admin = c.admin;
+	if (!read_int("/proc/sys/kernel/cap_last_cap", &last) && last < 39 /* CAP_BPF */)
 		add(d, "kernel-caps", ST_WARN,
 		    "kernel knows no CAP_BPF/CAP_PERFMON (before 5.8): only CAP_SYS_ADMIN (root) works");
 	if (d->cap_admin || (d->cap_bpf && d->cap_perfmon))
@@ -270,7 +257,7 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 		long fd;
 
 		e->spec = so->events[i];
-		fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = perf_event_open(&attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 		e->err = fd < 0 ? errno : 0;
 		if (fd >= 0)
 			close((int)fd);

@@ -191,6 +191,21 @@ void events__print_names(FILE *f)
 	fprintf(f, "\nraw: rNNNN (hex event code, e.g. r01c2)\n");
 }
 
+const char *event__class(const struct event_spec *spec)
+{
+	switch (spec->type) {
+	case PERF_TYPE_HARDWARE:
+		return "hardware";
+	case PERF_TYPE_SOFTWARE:
+		return "software";
+	case PERF_TYPE_HW_CACHE:
+		return "hw-cache";
+	case PERF_TYPE_RAW:
+		return "raw";
+	}
+	return "other";
+}
+
 const char *event_state__str(enum event_state state)
 {
 	switch (state) {

@@ -43,6 +43,8 @@ int events__parse_list(const char *list, struct event_spec *specs, int max, cons
 /* Print every name event__parse accepts. */
 void events__print_names(FILE *f);
 const char *event_state__str(enum event_state state);
+/* "hardware", "software", "hw-cache", "raw" */
+const char *event__class(const struct event_spec *spec);
 /* Map a perf_event_open() errno to an event state. */
 enum event_state event_state__from_errno(int err);
 

@@ -41,21 +41,6 @@ const char *fmt_count(char *buf, size_t len, double v)
 	return buf;
 }
 
-static const char *event_class(const struct event_spec *s)
-{
-	switch (s->type) {
-	case 0:
-		return "hardware";
-	case 1:
-		return "software";
-	case 3:
-		return "hw-cache";
-	case 4:
-		return "raw";
-	}
-	return "other";
-}
-
 static void iso_time(char *buf, size_t len, __u64 ns)
 {
 	time_t t = ns / 1000000000ULL;
@@ -93,7 +78,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_key(&w, "name");
 			jw_string(&w, ev[i].spec.name);
 			jw_key(&w, "class");
-			jw_string(&w, event_class(&ev[i].spec));
+			jw_string(&w, event__class(&ev[i].spec));
 			jw_key(&w, "state");
 			jw_string(&w, event_state__str(ev[i].state));
 			jw_key(&w, "error");

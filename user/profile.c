@@ -114,22 +114,6 @@ struct profile {
 	__u64 stats[PROFILE_STAT_NR];
 };
 
-static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
-			    unsigned long flags)
-{
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return vfprintf(stderr, fmt, args);
-}
-
-static int quiet_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return 0;
-}
-
 static unsigned long long max_sample_rate(void)
 {
 	unsigned long long v = 100000;
@@ -890,7 +874,7 @@ int cmd_profile(int argc, char **argv)
 		err = -EPERM;
 		goto cleanup;
 	}
-	libbpf_set_print(o.verbose ? libbpf_print_fn : quiet_print_fn);
+	libbpf__set_verbose(o.verbose);
 	raise_fd_limit();
 	p.nr_cpus = libbpf_num_possible_cpus();
 	if (p.nr_cpus <= 0) {

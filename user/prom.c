@@ -737,21 +737,6 @@ static void put_u64(struct strbuf *sb, __u64 v)
 	strbuf__printf(sb, "%llu\n", (unsigned long long)v);
 }
 
-static const char *event_class(const struct event_spec *s)
-{
-	switch (s->type) {
-	case 0:
-		return "hardware";
-	case 1:
-		return "software";
-	case 3:
-		return "hw-cache";
-	case 4:
-		return "raw";
-	}
-	return "other";
-}
-
 /* Upper bound of run-queue histogram slot k (< 2^(k+1) us), in seconds. */
 static void put_le(struct strbuf *sb, int k)
 {
@@ -975,7 +960,7 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 
 		strbuf__printf(out, "pmbpf_event_supported{event=");
 		prom__label_value(out, ev->spec.name);
-		strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n", event_class(&ev->spec),
+		strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n", event__class(&ev->spec),
 			       event_state__str(ev->state), ev->state == EVENT_COUNTING);
 	}
 

@@ -74,22 +74,6 @@ struct session {
 	struct snapshot *cur; /* the snapshot being filled */
 };
 
-static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
-			    unsigned long flags)
-{
-	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return vfprintf(stderr, fmt, args);
-}
-
-static int quiet_print_fn(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	return 0;
-}
-
 static int open_events(struct session *s, const struct session_opts *o)
 {
 	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
@@ -343,7 +327,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	struct session *s;
 	int err, cpu;
 
-	libbpf_set_print(o->verbose ? libbpf_print_fn : quiet_print_fn);
+	libbpf__set_verbose(o->verbose);
 
 	s = calloc(1, sizeof(*s));
 	if (!s)

@@ -5,7 +5,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
 #include "util.h"
+
+long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+		     unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int print_all(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return vfprintf(stderr, fmt, args);
+}
+
+static int print_none(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	return 0;
+}
+
+void libbpf__set_verbose(bool verbose)
+{
+	libbpf_set_print(verbose ? print_all : print_none);
+}
 
 __u64 now_ns(clockid_t clk)
 {

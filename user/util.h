@@ -4,9 +4,15 @@
 
 #include <stdbool.h>
 #include <time.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 __u64 now_ns(clockid_t clk);
+struct perf_event_attr;
+long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+		     unsigned long flags);
+/* libbpf's messages on stderr with -v, none otherwise. */
+void libbpf__set_verbose(bool verbose);
 /* Fill online[0..n) from /sys/devices/system/cpu/online. */
 int cpus__online(bool *online, int n);
 /* Parse a CPU list such as "0-3,5"; CPUs >= n are ignored. */

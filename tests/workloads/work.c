@@ -67,13 +67,16 @@ static long status_field(const char *name)
 
 static void report(const char *what)
 {
-	struct rusage ru;
+	struct rusage ru, kids;
 
 	getrusage(RUSAGE_SELF, &ru);
+	getrusage(RUSAGE_CHILDREN, &kids);
 	printf("{\"pid\":%d,\"what\":\"%s\",\"minflt\":%ld,\"majflt\":%ld,"
-	       "\"cpu_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld}\n",
+	       "\"cpu_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,\"children_cpu_ns\":%.0f}\n",
 	       getpid(), what, ru.ru_minflt, ru.ru_majflt, now(CLOCK_PROCESS_CPUTIME_ID) * 1e9,
-	       status_field("voluntary_ctxt_switches:"), status_field("nonvoluntary_ctxt_switches:"));
+	       status_field("voluntary_ctxt_switches:"), status_field("nonvoluntary_ctxt_switches:"),
+	       (kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) * 1e9 +
+		       (kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) * 1e3);
 	fflush(stdout);
 }
 
