@@ -60,6 +60,8 @@ struct cpu_state {
 	__u32 pend_runq;
 	__u32 pend_tgid; /* the process pend_offcpu_ns and pend_runq belong to */
 	__u64 span_cgid; /* cgroup of the running task when its span started */
+	__u32 span_tgid; /* the process span_cgid was taken for */
+	__u32 pad2;
 	__u32 valid;
 	__u32 pad;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
@@ -213,6 +215,20 @@ static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool
 	if (filter_cgroup_id && !in_cgroup_filter(t, btf))
 		return false;
 	return true;
+}
+
+/*
+ * The cgroup a span is credited to: the one recorded when it started, if it
+ * was recorded for this process; otherwise (a switch-in this CPU did not
+ * see) the process's cgroup now.
+ */
+static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 tgid)
+{
+	if (st->valid && st->span_tgid == tgid)
+		return st->span_cgid;
+	if (st->valid)
+		stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
+	return bpf_get_current_cgroup_id();
 }
 
 /* Look up, or create, the entry of the current process in its cgroup. */
@@ -491,7 +507,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
 	 */
-	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
+	cgid = span_cgroup(st, tgid);
 	if (want)
 		c = entry_get(tgid, cgid, prev);
 	attribute(st, c, tgid, cpu, now);
@@ -501,6 +517,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->pend_tgid = next_tgid;
 	st->span_cgid = btf ? next->cgroups->dfl_cgrp->kn->id :
 			      BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
+	st->span_tgid = next_tgid;
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
 		process_exit(tgid, cgid);
@@ -600,10 +617,11 @@ static __always_inline int credit_current(void)
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
-	cgid = st->valid ? st->span_cgid : bpf_get_current_cgroup_id();
+	cgid = span_cgroup(st, tgid);
 	c = entry_get(tgid, cgid, task);
 	attribute(st, c, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns());
 	st->span_cgid = bpf_get_current_cgroup_id();
+	st->span_tgid = tgid;
 	return 0;
 }
 

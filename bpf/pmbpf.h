@@ -73,6 +73,7 @@ enum pmbpf_stat {
 	PMBPF_STAT_FLUSHES, /* userspace-triggered flushes */
 	PMBPF_STAT_WAKEUPS, /* sched_wakeup and sched_wakeup_new calls */
 	PMBPF_STAT_WAIT_UNMATCHED, /* run-queue/off-CPU waits dropped: task not the one expected */
+	PMBPF_STAT_SPAN_UNMATCHED, /* spans whose start this CPU did not see for this task */
 	PMBPF_STAT_NR,
 };
 

@@ -444,6 +444,8 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->stats[PMBPF_STAT_WAKEUPS]);
 	jw_key(&w, "waits_unmatched");
 	jw_u64(&w, snap->stats[PMBPF_STAT_WAIT_UNMATCHED]);
+	jw_key(&w, "spans_unmatched");
+	jw_u64(&w, snap->stats[PMBPF_STAT_SPAN_UNMATCHED]);
 	jw_key(&w, "vanished");
 	jw_u64(&w, snap->vanished);
 	jw_key(&w, "poll_ms");
