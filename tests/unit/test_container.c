@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Container identity from cgroup paths, for every layout pmbpf knows. */
+#include "check.h"
+#include "container.h"
+
+#define ID64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID  "12345678-90ab-cdef-1234-567890abcdef"
+#define UID_ "12345678_90ab_cdef_1234_567890abcdef"
+
+static void expect(const char *path, const char *runtime, const char *id, const char *pod,
+		   const char *qos)
+{
+	struct container_info ci;
+
+	container__parse(path, &ci);
+	CHECK_STR(ci.runtime, runtime);
+	CHECK_STR(ci.id, id);
+	CHECK_STR(ci.pod_uid, pod);
+	CHECK_STR(ci.qos, qos);
+}
+
+int main(void)
+{
+	/* docker, systemd and cgroupfs drivers */
+	expect("/system.slice/docker-" ID64 ".scope", "docker", "0123456789ab", "", "");
+	expect("/docker/" ID64, "docker", "0123456789ab", "", "");
+	/* containerd (CRI) and CRI-O under a Kubernetes pod, systemd driver */
+	expect("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_
+	       ".slice/cri-containerd-" ID64 ".scope",
+	       "containerd", "0123456789ab", UID, "burstable");
+	expect("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" UID_
+	       ".slice/crio-" ID64 ".scope",
+	       "cri-o", "0123456789ab", UID, "besteffort");
+	/* guaranteed pods sit right under kubepods */
+	expect("/kubepods.slice/kubepods-pod" UID_ ".slice", "kubernetes", "", UID, "guaranteed");
+	/* cgroupfs driver: /kubepods/QOS/podUID/ID */
+	expect("/kubepods/burstable/pod" UID "/" ID64, "kubernetes", "0123456789ab", UID,
+	       "burstable");
+	expect("/kubepods/pod" UID "/" ID64, "kubernetes", "0123456789ab", UID, "guaranteed");
+	/* podman */
+	expect("/machine.slice/libpod-" ID64 ".scope", "podman", "0123456789ab", "", "");
+	/* systemd services and login sessions */
+	expect("/system.slice/nginx.service", "systemd", "nginx", "", "");
+	expect("/user.slice/user-1000.slice/session-42.scope", "session", "42", "", "");
+	/* nothing known */
+	expect("/", "", "", "", "");
+	expect("/system.slice", "", "", "", "");
+	expect("/my/own/group", "", "", "", "");
+	/* a scope whose id is not 64 hex digits is not a container */
+	expect("/system.slice/docker-1234.scope", "", "", "", "");
+	expect("/system.slice/docker-" ID64 "x.scope", "", "", "", "");
+	return check_summary();
+}
