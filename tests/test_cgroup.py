@@ -282,3 +282,17 @@ def test_runq_count_equals_wakeups():
                                            for p in sysrec["programs"].values())
     assert k - lost <= count and abs(count - switches) <= 1 + lost, (count, switches, lost, t)
     assert sum(hist.values()) == count
+
+
+def test_offcpu_time_of_a_sleeper():
+    """A process that sleeps K x T is credited about K x T of off-CPU time."""
+    k, usec = 50, 10000
+    p = record("-e", "task-clock", "-i", "0.5")
+    started(p)
+    t = work("sleep", k, usec)[0]
+    recs = finish(p)
+    rows = [r for r in recs if r["type"] == "process" and r["pid"] == t["pid"]]
+    off = sum(r["offcpu_ns"] for r in rows)
+    slept = k * usec * 1e3
+    # each sleep overshoots by the timer slack (50 us) and the wake-up latency
+    assert slept <= off <= slept * 1.1 + k * 200e3, (off, slept)
