@@ -167,11 +167,6 @@ struct cgroup_cache *cgroup_cache__new(void)
 	return c;
 }
 
-const char *cgroup_cache__mount(struct cgroup_cache *c)
-{
-	return c->have_mount ? c->mount : NULL;
-}
-
 static struct cgroup_cache *scan_target;
 
 static int add_node(struct cgroup_cache *c, __u64 id, const char *path)

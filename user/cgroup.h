@@ -32,7 +32,6 @@ struct cgroup_cache *cgroup_cache__new(void);
  * hierarchy at most once per collection generation for unknown ids.
  */
 const char *cgroup_cache__path(struct cgroup_cache *c, __u64 id, __u64 gen);
-const char *cgroup_cache__mount(struct cgroup_cache *c);
 /*
  * Id of the parent of the cgroup at path (0 for the root or when unknown);
  * depth is set to the number of path components.
