@@ -597,7 +597,8 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		memset(&e->cum, 0, sizeof(e->cum));
 		e->gen = 0;
 	}
-	g = grave_find(s, key, cur.start_ns);
+	/* only a new entry can be the residue of a process already gone */
+	g = e->gen ? NULL : grave_find(s, key, cur.start_ns);
 	if (g && g->limbo)
 		g = NULL; /* (cannot happen: the kernel entry now has the new start) */
 	prev = &e->cum; /* zero for a new entry, residues included */
@@ -696,26 +697,50 @@ static int read_map(struct session *s)
  * A process that moved between cgroups left entries in its old cgroups;
  * the kernel deletes only the one it exited in. Drop the others.
  */
+struct exited_proc {
+	__u32 tgid;
+	__u64 start_ns;
+	__u64 cgroup_id; /* the entry the kernel deleted */
+};
+
+static int cmp_exited(const void *a, const void *b)
+{
+	const struct exited_proc *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
 static void drop_moved_entries(struct session *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct proc_entry *e, *next;
+	struct exited_proc *gone, *hit;
 	size_t i;
 
-	for (e = proctable__next(&s->table, NULL); e; e = next) {
-		next = proctable__next(&s->table, e);
-		for (i = 0; i < s->nr_exits; i++) {
-			const struct pmbpf_exit *x = &s->exits[i];
-
-			if (e->key.tgid != x->key.tgid || e->key.cgroup_id == x->key.cgroup_id ||
-			    e->cum.start_ns != x->total.start_ns)
-				continue;
-			bpf_map_delete_elem(fd, &e->key);
-			grave_add(s, &e->key, &e->cum, false);
-			proctable__remove(&s->table, e);
-			break;
-		}
+	/* one pass over the table, with the exits sorted for lookup */
+	gone = malloc(s->nr_exits * sizeof(*gone));
+	if (!gone)
+		return;
+	for (i = 0; i < s->nr_exits; i++) {
+		gone[i].tgid = s->exits[i].key.tgid;
+		gone[i].start_ns = s->exits[i].total.start_ns;
+		gone[i].cgroup_id = s->exits[i].key.cgroup_id;
 	}
+	qsort(gone, s->nr_exits, sizeof(*gone), cmp_exited);
+	for (e = proctable__next(&s->table, NULL); e; e = next) {
+		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
+
+		next = proctable__next(&s->table, e);
+		hit = bsearch(&key, gone, s->nr_exits, sizeof(*gone), cmp_exited);
+		if (!hit || hit->cgroup_id == e->key.cgroup_id)
+			continue;
+		bpf_map_delete_elem(fd, &e->key);
+		grave_add(s, &e->key, &e->cum, false);
+		proctable__remove(&s->table, e);
+	}
+	free(gone);
 }
 
 static int on_exits(struct session *s)
