@@ -102,8 +102,6 @@ static int read_int(const char *path, int *v)
 static void check_kernel(struct doctor *d)
 {
 	struct utsname u;
-	struct btf *btf;
-
 	if (!uname(&u))
 		add(d, "kernel", ST_INFO, "%s %s", u.release, u.machine);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -113,14 +111,12 @@ static void check_kernel(struct doctor *d)
 		return;
 	}
 	add(d, "btf", ST_OK, "/sys/kernel/btf/vmlinux: CO-RE relocations resolve against it");
-	btf = btf__load_vmlinux_btf();
-	if (btf && btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0)
+	if (kernel__has_tp_btf())
 		add(d, "tracepoints", ST_OK,
 		    "tp_btf (BTF-typed sched_switch/sched_wakeup tracepoints); raw_tp is the fallback if tp_btf fails to load");
 	else
 		add(d, "tracepoints", ST_WARN,
 		    "no btf_trace_sched_switch in the kernel BTF: raw_tp tracepoints will be used (same figures, slightly more costly)");
-	btf__free(btf);
 }
 
 static void check_cgroup(struct doctor *d)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include "cgroup.h"
 #include "options.h"
 #include "util.h"
 
@@ -74,6 +75,30 @@ int options__pid(const char *arg, pid_t *pid)
 		return -EINVAL;
 	}
 	*pid = (pid_t)v;
+	return 0;
+}
+
+int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len)
+{
+	switch (c) {
+	case 'e':
+		return options__events(arg, s) ?: 1;
+	case 'p':
+		return options__pid(arg, &s->pid) ?: 1;
+	case 'G':
+		if (cgroup__resolve(arg, cgroup_buf, len))
+			return -EINVAL;
+		s->cgroup = cgroup_buf;
+		return 1;
+	case 'm':
+		return options__max_procs(arg, &s->max_procs) ?: 1;
+	case 'R':
+		s->force_raw_tp = true;
+		return 1;
+	case 'v':
+		s->verbose = true;
+		return 1;
+	}
 	return 0;
 }
 

@@ -17,5 +17,11 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);
 int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
+/*
+ * The options every collecting subcommand takes the same way: -e, -p, -G
+ * (resolved into cgroup_buf), -m, --raw-tp ('R') and -v. Returns 1 when c
+ * was one of them, 0 when it is not, -EINVAL on a bad value.
+ */
+int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len);
 
 #endif

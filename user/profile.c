@@ -226,18 +226,6 @@ static bool pid_alive(pid_t pid)
 	return !(kill(pid, 0) && errno == ESRCH);
 }
 
-static bool have_tp_btf(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return ok;
-}
-
 static int load(struct profile *p, bool tp_btf)
 {
 	struct profile_opts *o = p->o;
@@ -408,7 +396,7 @@ static int set_cgroup_filter(struct profile *p)
 static int profile_open(struct profile *p, bool *online)
 {
 	struct profile_opts *o = p->o;
-	bool tp_btf = !o->raw_tp && have_tp_btf();
+	bool tp_btf = !o->raw_tp && kernel__has_tp_btf();
 	int err, cpu;
 
 	p->links = calloc(p->nr_cpus + 2, sizeof(*p->links));

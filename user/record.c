@@ -63,15 +63,16 @@ struct record_opts {
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	int c;
+	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
+		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
+		if (err < 0)
+			return -EINVAL;
+		if (err)
+			continue;
 		switch (c) {
-		case 'e':
-			if (options__events(optarg, &o->s))
-				return -EINVAL;
-			break;
 		case 'i':
 			if (options__interval(optarg, 10000000ULL, 0, &o->interval_ns))
 				return -EINVAL;
@@ -87,15 +88,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					optarg);
 				return -EINVAL;
 			}
-			break;
-		case 'p':
-			if (options__pid(optarg, &o->s.pid))
-				return -EINVAL;
-			break;
-		case 'G':
-			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
-				return -EINVAL;
-			o->s.cgroup = o->cgroup_path;
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &o->format)) {
@@ -114,16 +106,6 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			}
 			o->by = optarg;
-			break;
-		case 'm':
-			if (options__max_procs(optarg, &o->s.max_procs))
-				return -EINVAL;
-			break;
-		case 'R':
-			o->s.force_raw_tp = true;
-			break;
-		case 'v':
-			o->s.verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

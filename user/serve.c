@@ -135,10 +135,15 @@ static __u64 watchdog_period_ns(void)
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	unsigned long long v;
-	int c;
+	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+l:i:k:e:G:m:vh", long_opts, NULL)) != -1) {
+		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
+		if (err < 0)
+			return -EINVAL;
+		if (err)
+			continue;
 		switch (c) {
 		case 'l':
 			o->listen = optarg;
@@ -162,25 +167,6 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 					optarg);
 				return -EINVAL;
 			}
-			break;
-		case 'e':
-			if (options__events(optarg, &o->s))
-				return -EINVAL;
-			break;
-		case 'G':
-			if (cgroup__resolve(optarg, o->cgroup_path, sizeof(o->cgroup_path)))
-				return -EINVAL;
-			o->s.cgroup = o->cgroup_path;
-			break;
-		case 'm':
-			if (options__max_procs(optarg, &o->s.max_procs))
-				return -EINVAL;
-			break;
-		case 'R':
-			o->s.force_raw_tp = true;
-			break;
-		case 'v':
-			o->s.verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -136,18 +136,6 @@ static int open_events(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
-static bool have_tp_btf(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool ok;
-
-	if (!btf)
-		return false;
-	ok = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return ok;
-}
-
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 {
 	struct pmbpf_bpf *skel;
@@ -357,7 +345,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 
-	if (!o->force_raw_tp && have_tp_btf()) {
+	if (!o->force_raw_tp && kernel__has_tp_btf()) {
 		err = load(s, o, true);
 		if (err)
 			fprintf(stderr,

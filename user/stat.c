@@ -99,11 +99,12 @@ int cmd_stat(int argc, char **argv)
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:o:i:m:vh", long_opts, NULL)) != -1) {
+		err = options__session(c, optarg, &so, NULL, 0);
+		if (err < 0)
+			return 2;
+		if (err)
+			continue;
 		switch (c) {
-		case 'e':
-			if (options__events(optarg, &so))
-				return 2;
-			break;
 		case 'o':
 			if (output_format__parse(optarg, &out.format) || out.format == OUTPUT_CSV) {
 				fprintf(stderr,
@@ -115,13 +116,6 @@ int cmd_stat(int argc, char **argv)
 		case 'i':
 			if (options__interval(optarg, 10000000ULL, 0, &interval_ns))
 				return 2;
-			break;
-		case 'm':
-			if (options__max_procs(optarg, &so.max_procs))
-				return 2;
-			break;
-		case 'v':
-			so.verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -181,39 +181,21 @@ static void stderr_capture(void)
 
 static int parse_args(int argc, char **argv, struct top *t)
 {
-	int c;
+	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
+		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
+		if (err < 0)
+			return -EINVAL;
+		if (err)
+			continue;
 		switch (c) {
-		case 'e':
-			if (options__events(optarg, &t->so))
-				return -EINVAL;
-			break;
 		case 'd':
 		case 'i':
 			if (options__interval(optarg, MIN_INTERVAL_NS, MAX_INTERVAL_NS,
 					      &t->interval_ns))
 				return -EINVAL;
-			break;
-		case 'p':
-			if (options__pid(optarg, &t->so.pid))
-				return -EINVAL;
-			break;
-		case 'G':
-			if (cgroup__resolve(optarg, t->cgroup_path, sizeof(t->cgroup_path)))
-				return -EINVAL;
-			t->so.cgroup = t->cgroup_path;
-			break;
-		case 'm':
-			if (options__max_procs(optarg, &t->so.max_procs))
-				return -EINVAL;
-			break;
-		case 'R':
-			t->so.force_raw_tp = true;
-			break;
-		case 'v':
-			t->so.verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);

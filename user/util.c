@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "util.h"
 
@@ -24,6 +25,18 @@ static int print_all(enum libbpf_print_level level, const char *fmt, va_list arg
 static int print_none(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	return 0;
+}
+
+bool kernel__has_tp_btf(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool ok;
+
+	if (!btf)
+		return false;
+	ok = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
+	btf__free(btf);
+	return ok;
 }
 
 void libbpf__set_verbose(bool verbose)

@@ -11,6 +11,8 @@ __u64 now_ns(clockid_t clk);
 struct perf_event_attr;
 long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
 		     unsigned long flags);
+/* The kernel's BTF has the typed sched_switch tracepoint (tp_btf programs). */
+bool kernel__has_tp_btf(void);
 /* libbpf's messages on stderr with -v, none otherwise. */
 void libbpf__set_verbose(bool verbose);
 /* Fill online[0..n) from /sys/devices/system/cpu/online. */
