@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "commands.h"
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
@@ -52,12 +53,13 @@ static void iso_time(char *buf, size_t len, __u64 ns)
 	snprintf(buf, len, "%.20s.%03uZ", sec, (unsigned)(ns % 1000000000ULL / 1000000ULL));
 }
 
-void output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
+int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
 		   const char *attach, int nr_cpus)
 {
 	struct json_writer w;
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -89,8 +91,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_end_object(&w);
 			fputc('\n', o->f);
 		}
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	/* Table and CSV: the states go to stderr, so stdout stays data only. */
 	for (i = 0; i < nr; i++) {
@@ -109,6 +110,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 	if (no_pmu)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
+	return 0;
 }
 
 static void short_miss_name(char *buf, size_t len, const char *name)
@@ -235,7 +237,6 @@ static void table(struct output *o, const struct snapshot *snap)
 			"(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
-	fflush(o->f);
 }
 
 static void json_events(struct json_writer *w, const struct snapshot *snap,
@@ -466,7 +467,6 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_end_object(&w);
 	jw_end_object(&w);
 	fputc('\n', o->f);
-	fflush(o->f);
 }
 
 static void csv_field_str(FILE *f, const char *s)
@@ -569,10 +569,9 @@ static void csv(struct output *o, const struct snapshot *snap)
 			cg->ci.qos, cg->nr_procs_total);
 		csv_figures(o, snap, &cg->total);
 	}
-	fflush(o->f);
 }
 
-void output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
 		     char *const *argv, int exit_code, unsigned int nr_procs)
 {
 	struct row_metrics m;
@@ -580,6 +579,7 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 	char buf[64];
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -599,8 +599,7 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 		json_figures(&w, snap, f);
 		jw_end_object(&w);
 		fputc('\n', o->f);
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	metrics__figures(snap, f, &m);
 	fprintf(o->f, "\n Counts for '");
@@ -640,11 +639,12 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 			m.runq_max_ns / 1e3);
 	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
 		exit_code);
-	fflush(o->f);
+	return stream__error(o->f);
 }
 
-void output__snapshot(struct output *o, const struct snapshot *snap)
+int output__snapshot(struct output *o, const struct snapshot *snap)
 {
+	errno = 0;
 	switch (o->format) {
 	case OUTPUT_TABLE:
 		table(o, snap);
@@ -656,4 +656,5 @@ void output__snapshot(struct output *o, const struct snapshot *snap)
 		csv(o, snap);
 		break;
 	}
+	return stream__error(o->f);
 }

@@ -751,8 +751,9 @@ static int write_output(struct profile *p, FILE *f, const struct folded *lines, 
 {
 	char title[256], sub[4400];
 	struct flame_opts fo = { .title = title, .subtitle = sub };
-	int err;
+	int err, werr;
 
+	errno = 0;
 	if (!p->o->svg) {
 		err = folded__write(f, lines, n);
 	} else {
@@ -760,9 +761,8 @@ static int write_output(struct profile *p, FILE *f, const struct folded *lines, 
 		fo.units = p->o->offcpu ? "us" : "samples";
 		err = flamegraph__write(f, lines, n, &fo);
 	}
-	if (!err && fflush(f))
-		err = -errno;
-	return err;
+	werr = stream__error(f);
+	return werr ?: err;
 }
 
 static void raise_fd_limit(void)
@@ -900,8 +900,9 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	err = write_output(&p, out, lines, nr_lines, elapsed);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output ? o.output : "the output",
-			strerror(-err));
+		/* stdout's write errors are reported once, at exit */
+		if (out != stdout && err != -EPIPE)
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
 		goto cleanup;
 	}
 	if (o.offcpu)
@@ -925,8 +926,10 @@ cleanup:
 	free(online);
 	profile_close(&p);
 	if (out != stdout && fclose(out) && !err) {
-		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(errno));
 		err = -errno;
+		if (err != -EPIPE)
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
 	}
+	write_error__exit(err);
 	return err ? 1 : 0;
 }

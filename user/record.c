@@ -174,8 +174,10 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		return 1;
 	ev = session__events(s, &nr);
-	output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
-		      (int)sysconf(_SC_NPROCESSORS_ONLN));
+	err = output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
+			    (int)sysconf(_SC_NPROCESSORS_ONLN));
+	if (err)
+		goto cleanup;
 
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -202,7 +204,10 @@ int cmd_record(int argc, char **argv)
 			break;
 		snapshot__sort_cpu(&snap);
 		snapshot__sort_cgroups(&snap);
-		output__snapshot(&out, &snap);
+		/* A write that failed (a reader gone, a full disk) ends the run. */
+		err = output__snapshot(&out, &snap);
+		if (err)
+			break;
 		n++;
 		if (last || (o.count && n >= o.count))
 			break;
@@ -214,12 +219,13 @@ int cmd_record(int argc, char **argv)
 			if (!err && snap.nr_rows) {
 				snapshot__sort_cpu(&snap);
 				snapshot__sort_cgroups(&snap);
-				output__snapshot(&out, &snap);
+				err = output__snapshot(&out, &snap);
 			}
 			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);
 			break;
 		}
 	}
+cleanup:
 	snapshot__free(&snap);
 	session__close(s);
 	return err ? 1 : 0;
