@@ -54,7 +54,7 @@ static void iso_time(char *buf, size_t len, __u64 ns)
 }
 
 int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
-		   const char *attach, int nr_cpus)
+		  const char *attach, int nr_cpus)
 {
 	struct json_writer w;
 	int i;
@@ -184,11 +184,55 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %5s\n", "-");
 }
 
-static const char *tail(const char *s, size_t width)
-{
-	size_t len = strlen(s);
+/* U+FFFD, in place of bytes a reader's terminal or parser must not get. */
+#define REPLACEMENT "\xef\xbf\xbd"
 
-	return len > width ? s + len - width : s;
+/*
+ * Copy s into buf as valid UTF-8 without control characters (comms and
+ * cgroup paths are any bytes: an escape sequence must not reach a terminal).
+ */
+static const char *printable(char *buf, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	int n;
+
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			if (o + 3 >= len)
+				break;
+			memcpy(buf + o, REPLACEMENT, 3);
+			o += 3;
+			n = 1;
+			continue;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, p, n);
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * The end of a path that does not fit in width, marked as top does: "..."
+ * and then, where one fits, from a '/'.
+ */
+static const char *path_tail(char *buf, size_t len, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	const char *tail, *slash;
+
+	if (n <= width || width <= 3)
+		return s;
+	tail = s + n - (width - 3);
+	slash = strchr(tail, '/');
+	if (slash && slash[1])
+		tail = slash;
+	snprintf(buf, len, "...%s", tail);
+	return buf;
 }
 
 static void table(struct output *o, const struct snapshot *snap)
@@ -207,15 +251,17 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_rows; r++) {
 			const struct proc_row *row = &snap->rows[r];
-			char comm[PMBPF_COMM_LEN + 2];
+			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
+			char path[4096 * 3], cut[64];
 
-			snprintf(comm, sizeof(comm), "%s%s", row->comm, row->exited ? "*" : "");
+			snprintf(comm, sizeof(comm), "%s%s",
+				 printable(safe, sizeof(safe), row->comm), row->exited ? "*" : "");
 			if (row->overflow)
 				fprintf(o->f, "%7s", "-");
 			else
 				fprintf(o->f, "%7u", row->pid);
-			fprintf(o->f, " %-16.17s %-24s", comm,
-				tail(row->cgroup ? row->cgroup : "-", 24));
+			printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
+			fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
 			table_figures(o, snap, &row->f);
 		}
 	}
@@ -225,8 +271,11 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
+			char path[4096 * 3], cut[64];
 
-			fprintf(o->f, "%-40s %-10s %-12s %5u", tail(cg->path ? cg->path : "?", 40),
+			printable(path, sizeof(path), cg->path ? cg->path : "?");
+			fprintf(o->f, "%-40s %-10s %-12s %5u",
+				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
 				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
 			table_figures(o, snap, &cg->total);
@@ -469,13 +518,23 @@ static void json(struct output *o, const struct snapshot *snap)
 	fputc('\n', o->f);
 }
 
+/* Quoted, as valid UTF-8 on one line: control bytes and bad UTF-8 become U+FFFD. */
 static void csv_field_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			fputs(REPLACEMENT, f);
+			n = 1;
+			continue;
+		}
+		if (*p == '"')
 			fputc('"', f);
-		fputc(*s, f);
+		fwrite(p, 1, n, f);
 	}
 	fputc('"', f);
 }
@@ -572,7 +631,7 @@ static void csv(struct output *o, const struct snapshot *snap)
 }
 
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		     char *const *argv, int exit_code, unsigned int nr_procs)
+		    char *const *argv, int exit_code, unsigned int nr_procs)
 {
 	struct row_metrics m;
 	struct json_writer w;

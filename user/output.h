@@ -28,14 +28,14 @@ int output_format__parse(const char *s, enum output_format *fmt);
  */
 /* Describe the session before the first interval (event states). */
 int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
-		   const char *attach, int nr_cpus);
+		  const char *attach, int nr_cpus);
 int output__snapshot(struct output *o, const struct snapshot *snap);
 /*
  * Totals of a command and its children (pmbpf stat): snap gives the events
  * and interval_ns (the command's wall time), f the summed figures.
  */
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		     char *const *argv, int exit_code, unsigned int nr_procs);
+		    char *const *argv, int exit_code, unsigned int nr_procs);
 /* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */
 const char *fmt_count(char *buf, size_t len, double v);
 

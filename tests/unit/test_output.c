@@ -62,7 +62,7 @@ static void build_snapshot(void)
 	row->pid = 100;
 	snprintf(row->comm, sizeof(row->comm), "worker");
 	row->cgroup_id = 7;
-	row->cgroup = "/system.slice/x.service";
+	row->cgroup = "/system.slice/averyveryverylong.slice/x.service";
 	row->f.oncpu_ns = 250000000ULL;
 	row->f.nvcsw = 5;
 	row->f.nivcsw = 6;
@@ -74,6 +74,8 @@ static void build_snapshot(void)
 	row = snapshot__add_row(&snap);
 	row->pid = 101;
 	snprintf(row->comm, sizeof(row->comm), "a\"b\\c,d\x01");
+	/* cgroup names are any bytes but '/': a newline, bad UTF-8, an escape */
+	row->cgroup = "/a\nb\xff/\x1b[2J\xc3\xa9";
 	row->f.oncpu_ns = 1000;
 	row->f.ev[0] = rd(10, 10, 10);
 	row->f.ev[1] = rd(10, 10, 10);
@@ -191,7 +193,8 @@ static void test_json(void)
 		CHECK_SUBSTR(lines[i], "\"mpki\":{\"LLC-load-misses\":null,\"dTLB-load-misses\":");
 	}
 	CHECK_SUBSTR(lines[0], "\"pid\":100,\"comm\":\"worker\",\"cgroup_id\":7,"
-			       "\"cgroup\":\"/system.slice/x.service\",\"exited\":false,"
+			       "\"cgroup\":\"/system.slice/averyveryverylong.slice/x.service\","
+			       "\"exited\":false,"
 			       "\"overflow\":false,\"cpu_pct\":25.00,\"oncpu_ns\":250000000,"
 			       "\"voluntary_switches\":5,\"involuntary_switches\":6");
 	CHECK_SUBSTR(lines[0], "\"cycles\":{\"count\":2000000,\"raw\":2000000,\"enabled_ns\":1000,"
@@ -203,7 +206,8 @@ static void test_json(void)
 	CHECK(!strstr(lines[0], "folded_processes"));
 
 	CHECK_SUBSTR(lines[1], "\"comm\":\"a\\\"b\\\\c,d\\u0001\"");
-	CHECK_SUBSTR(lines[1], "\"cgroup\":null");
+	CHECK_SUBSTR(lines[1], "\"cgroup\":\"/a\\nb\\ufffd/\\u001b[2J\xc3\xa9\"");
+	CHECK_SUBSTR(lines[2], "\"cgroup\":null");
 	CHECK_SUBSTR(lines[1], "\"ipc\":1.0000");
 
 	/* cycles never running: its count and the IPC are null, never 0 or inf */
@@ -367,7 +371,7 @@ static void test_csv(void)
 	CHECK_STR(f[0], "2023-11-14T22:13:20.123Z");
 	CHECK_STR(f[pid], "100");
 	CHECK_STR(f[comm], "worker");
-	CHECK_STR(f[column(header, nf, "cgroup")], "/system.slice/x.service");
+	CHECK_STR(f[column(header, nf, "cgroup")], "/system.slice/averyveryverylong.slice/x.service");
 	CHECK_STR(f[cpu], "25.00");
 	CHECK_STR(f[ipc], "1.5000");
 	CHECK_STR(f[dtlb], "600");
@@ -378,9 +382,14 @@ static void test_csv(void)
 	CHECK_STR(f[llc_cov], "");
 	CHECK_STR(f[llc_mpki], "");
 
+	/* quotes doubled; control bytes and bad UTF-8 replaced by U+FFFD */
 	csv_split(lines[2], f, MAX_FIELDS);
-	CHECK_STR(f[comm], "a\"b\\c,d\x01");
-	CHECK_SUBSTR(lines[2], ",\"a\"\"b\\c,d\x01\",");
+	CHECK_STR(f[comm], "a\"b\\c,d\xef\xbf\xbd");
+	CHECK_SUBSTR(lines[2], ",\"a\"\"b\\c,d\xef\xbf\xbd\",");
+	CHECK_STR(f[column(header, nf, "cgroup")],
+		  "/a\xef\xbf\xbd" "b\xef\xbf\xbd/\xef\xbf\xbd[2J\xc3\xa9");
+
+	csv_split(lines[4], f, MAX_FIELDS);
 	CHECK_STR(f[column(header, nf, "cgroup")], "");
 
 	csv_split(lines[3], f, MAX_FIELDS);
@@ -417,6 +426,11 @@ static void test_table(void)
 	CHECK_SUBSTR(lines[2], "LLC-MPKI");
 	CHECK_SUBSTR(lines[2], "dTLB-MPKI");
 	CHECK_SUBSTR(lines[3], "    100 worker ");
+	/* a path cut to its column is marked, from a '/' */
+	CHECK_SUBSTR(lines[3], " .../x.service ");
+	CHECK_SUBSTR(lines[4], "a\"b\\c,d\xef\xbf\xbd ");
+	CHECK_SUBSTR(lines[4], " /a\xef\xbf\xbd" "b\xef\xbf\xbd/\xef\xbf\xbd[2J\xc3\xa9 ");
+	CHECK(!strchr(buf, '\x1b') && !strchr(buf, '\x01') && !strstr(buf, "\xff"));
 	CHECK_SUBSTR(lines[3], "  25.0 ");
 	CHECK_SUBSTR(lines[3], "   1.50 ");
 	CHECK_SUBSTR(lines[5], "gone*");
