@@ -95,6 +95,31 @@ bad:
 	return -EINVAL;
 }
 
+int http__local_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+	int port;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -errno;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		snprintf(buf, len, "[%s]:%d", host, port);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+		snprintf(buf, len, "%s:%d", host, port);
+	}
+	return 0;
+}
+
 static enum MHD_Result reply(struct http_server *h, struct MHD_Connection *c, unsigned int code,
 			     const char *type, void *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode)

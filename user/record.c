@@ -131,16 +131,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 /* Common checks of a session's targets, before anything is loaded. */
 static int targets__check(const struct session_opts *s)
 {
-	if (s->pid && kill(s->pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", s->pid);
-		return -ESRCH;
-	}
-	return 0;
-}
-
-static bool pid_alive(pid_t pid)
-{
-	return !(kill(pid, 0) && errno == ESRCH);
+	return s->pid ? process__check_running(s->pid) : 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -213,7 +204,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
 			break;
-		if (o.s.pid && !pid_alive(o.s.pid)) {
+		if (o.s.pid && process__state(o.s.pid) != PROCESS_RUNNING) {
 			/* One more read so that its exit record is shown. */
 			err = session__collect(s, &snap);
 			if (!err && snap.nr_rows) {
