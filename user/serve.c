@@ -246,6 +246,17 @@ static void self_figures(struct serve *sv)
 		http__requests(sv->http, p->http_requests);
 }
 
+/* HTTP connections and per-CPU counters each hold a descriptor. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* One collection, and a new exposition for the scrapes that follow. */
 static int collect(struct serve *sv)
 {
@@ -372,6 +383,7 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	raise_fd_limit();
 	fd = http__listen(sv.o.listen);
 	if (fd < 0)
 		return fd == -EINVAL ? 2 : 1;
