@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pmbpf: per-process and per-cgroup IPC, miss rates and CPU time from BPF. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "commands.h"
 #include "events.h"
@@ -54,6 +55,8 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* Every subcommand's output, --help included: write errors are errors. */
+	atexit(stdout__close);
 	if (argc < 2)
 		return cmd_record(argc, argv);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))

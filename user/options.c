@@ -42,19 +42,15 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns)
 {
 	char lo[32], hi[32];
 
+	if (!max_ns)
+		max_ns = INTERVAL_MAX_NS;
 	if (!duration__parse(arg, ns) && *ns >= min_ns && (!max_ns || *ns <= max_ns))
 		return 0;
 	fmt_ns(lo, sizeof(lo), min_ns);
-	if (max_ns) {
-		fmt_ns(hi, sizeof(hi), max_ns);
-		fprintf(stderr,
-			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
-			arg, lo, hi);
-	} else {
-		fprintf(stderr,
-			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), at least %s\n",
-			arg, lo);
-	}
+	fmt_ns(hi, sizeof(hi), max_ns);
+	fprintf(stderr,
+		"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
+		arg, lo, hi);
 	return -EINVAL;
 }
 
@@ -62,7 +58,8 @@ int options__duration(const char *arg, __u64 *ns)
 {
 	if (!duration__parse(arg, ns))
 		return 0;
-	fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n", arg);
+	fprintf(stderr,
+		"pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m, at most 366 days\n", arg);
 	return -EINVAL;
 }
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "commands.h"
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
@@ -52,12 +53,13 @@ static void iso_time(char *buf, size_t len, __u64 ns)
 	snprintf(buf, len, "%.20s.%03uZ", sec, (unsigned)(ns % 1000000000ULL / 1000000ULL));
 }
 
-void output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
-		   const char *attach, int nr_cpus)
+int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
+		  const char *attach, int nr_cpus)
 {
 	struct json_writer w;
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -89,8 +91,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_end_object(&w);
 			fputc('\n', o->f);
 		}
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	/* Table and CSV: the states go to stderr, so stdout stays data only. */
 	for (i = 0; i < nr; i++) {
@@ -109,6 +110,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 	if (no_pmu)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
+	return 0;
 }
 
 static void short_miss_name(char *buf, size_t len, const char *name)
@@ -182,11 +184,55 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %5s\n", "-");
 }
 
-static const char *tail(const char *s, size_t width)
-{
-	size_t len = strlen(s);
+/* U+FFFD, in place of bytes a reader's terminal or parser must not get. */
+#define REPLACEMENT "\xef\xbf\xbd"
 
-	return len > width ? s + len - width : s;
+/*
+ * Copy s into buf as valid UTF-8 without control characters (comms and
+ * cgroup paths are any bytes: an escape sequence must not reach a terminal).
+ */
+static const char *printable(char *buf, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	int n;
+
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			if (o + 3 >= len)
+				break;
+			memcpy(buf + o, REPLACEMENT, 3);
+			o += 3;
+			n = 1;
+			continue;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, p, n);
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * The end of a path that does not fit in width, marked as top does: "..."
+ * and then, where one fits, from a '/'.
+ */
+static const char *path_tail(char *buf, size_t len, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	const char *tail, *slash;
+
+	if (n <= width || width <= 3)
+		return s;
+	tail = s + n - (width - 3);
+	slash = strchr(tail, '/');
+	if (slash && slash[1])
+		tail = slash;
+	snprintf(buf, len, "...%s", tail);
+	return buf;
 }
 
 static void table(struct output *o, const struct snapshot *snap)
@@ -205,15 +251,17 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_rows; r++) {
 			const struct proc_row *row = &snap->rows[r];
-			char comm[PMBPF_COMM_LEN + 2];
+			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
+			char path[4096 * 3], cut[64];
 
-			snprintf(comm, sizeof(comm), "%s%s", row->comm, row->exited ? "*" : "");
+			snprintf(comm, sizeof(comm), "%s%s",
+				 printable(safe, sizeof(safe), row->comm), row->exited ? "*" : "");
 			if (row->overflow)
 				fprintf(o->f, "%7s", "-");
 			else
 				fprintf(o->f, "%7u", row->pid);
-			fprintf(o->f, " %-16.17s %-24s", comm,
-				tail(row->cgroup ? row->cgroup : "-", 24));
+			printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
+			fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
 			table_figures(o, snap, &row->f);
 		}
 	}
@@ -223,8 +271,11 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
+			char path[4096 * 3], cut[64];
 
-			fprintf(o->f, "%-40s %-10s %-12s %5u", tail(cg->path ? cg->path : "?", 40),
+			printable(path, sizeof(path), cg->path ? cg->path : "?");
+			fprintf(o->f, "%-40s %-10s %-12s %5u",
+				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
 				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
 			table_figures(o, snap, &cg->total);
@@ -235,7 +286,6 @@ static void table(struct output *o, const struct snapshot *snap)
 			"(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
-	fflush(o->f);
 }
 
 static void json_events(struct json_writer *w, const struct snapshot *snap,
@@ -466,16 +516,25 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_end_object(&w);
 	jw_end_object(&w);
 	fputc('\n', o->f);
-	fflush(o->f);
 }
 
+/* Quoted, as valid UTF-8 on one line: control bytes and bad UTF-8 become U+FFFD. */
 static void csv_field_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			fputs(REPLACEMENT, f);
+			n = 1;
+			continue;
+		}
+		if (*p == '"')
 			fputc('"', f);
-		fputc(*s, f);
+		fwrite(p, 1, n, f);
 	}
 	fputc('"', f);
 }
@@ -569,17 +628,17 @@ static void csv(struct output *o, const struct snapshot *snap)
 			cg->ci.qos, cg->nr_procs_total);
 		csv_figures(o, snap, &cg->total);
 	}
-	fflush(o->f);
 }
 
-void output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		     char *const *argv, int exit_code, unsigned int nr_procs)
+int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+		    char *const *argv, int exit_code, unsigned int nr_procs)
 {
 	struct row_metrics m;
 	struct json_writer w;
 	char buf[64];
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -599,8 +658,7 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 		json_figures(&w, snap, f);
 		jw_end_object(&w);
 		fputc('\n', o->f);
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	metrics__figures(snap, f, &m);
 	fprintf(o->f, "\n Counts for '");
@@ -640,11 +698,12 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 			m.runq_max_ns / 1e3);
 	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
 		exit_code);
-	fflush(o->f);
+	return stream__error(o->f);
 }
 
-void output__snapshot(struct output *o, const struct snapshot *snap)
+int output__snapshot(struct output *o, const struct snapshot *snap)
 {
+	errno = 0;
 	switch (o->format) {
 	case OUTPUT_TABLE:
 		table(o, snap);
@@ -656,4 +715,5 @@ void output__snapshot(struct output *o, const struct snapshot *snap)
 		csv(o, snap);
 		break;
 	}
+	return stream__error(o->f);
 }

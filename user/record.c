@@ -131,16 +131,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 /* Common checks of a session's targets, before anything is loaded. */
 static int targets__check(const struct session_opts *s)
 {
-	if (s->pid && kill(s->pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", s->pid);
-		return -ESRCH;
-	}
-	return 0;
-}
-
-static bool pid_alive(pid_t pid)
-{
-	return !(kill(pid, 0) && errno == ESRCH);
+	return s->pid ? process__check_running(s->pid) : 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -174,8 +165,10 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		return 1;
 	ev = session__events(s, &nr);
-	output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
-		      (int)sysconf(_SC_NPROCESSORS_ONLN));
+	err = output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
+			    (int)sysconf(_SC_NPROCESSORS_ONLN));
+	if (err)
+		goto cleanup;
 
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -202,24 +195,28 @@ int cmd_record(int argc, char **argv)
 			break;
 		snapshot__sort_cpu(&snap);
 		snapshot__sort_cgroups(&snap);
-		output__snapshot(&out, &snap);
+		/* A write that failed (a reader gone, a full disk) ends the run. */
+		err = output__snapshot(&out, &snap);
+		if (err)
+			break;
 		n++;
 		if (last || (o.count && n >= o.count))
 			break;
 		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
 			break;
-		if (o.s.pid && !pid_alive(o.s.pid)) {
+		if (o.s.pid && process__state(o.s.pid) != PROCESS_RUNNING) {
 			/* One more read so that its exit record is shown. */
 			err = session__collect(s, &snap);
 			if (!err && snap.nr_rows) {
 				snapshot__sort_cpu(&snap);
 				snapshot__sort_cgroups(&snap);
-				output__snapshot(&out, &snap);
+				err = output__snapshot(&out, &snap);
 			}
 			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);
 			break;
 		}
 	}
+cleanup:
 	snapshot__free(&snap);
 	session__close(s);
 	return err ? 1 : 0;

@@ -246,6 +246,17 @@ static void self_figures(struct serve *sv)
 		http__requests(sv->http, p->http_requests);
 }
 
+/* HTTP connections and per-CPU counters each hold a descriptor. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* One collection, and a new exposition for the scrapes that follow. */
 static int collect(struct serve *sv)
 {
@@ -347,7 +358,7 @@ int cmd_serve(int argc, char **argv)
 	struct output out = { .format = OUTPUT_TABLE, .f = stderr };
 	struct prom_opts po = {};
 	const struct event_info *ev;
-	char status[256];
+	char status[512], where[128];
 	sigset_t set;
 	int err, fd, nr;
 
@@ -372,9 +383,13 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	raise_fd_limit();
 	fd = http__listen(sv.o.listen);
 	if (fd < 0)
 		return fd == -EINVAL ? 2 : 1;
+	/* What was bound, not what was asked: port 0 is the kernel's choice. */
+	if (http__local_addr(fd, where, sizeof(where)))
+		snprintf(where, sizeof(where), "%s", sv.o.listen);
 	sv.have_mount =
 		!cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount, sizeof(sv.cg_mount));
 	po.top_k = sv.o.top_k;
@@ -413,9 +428,9 @@ int cmd_serve(int argc, char **argv)
 	snprintf(
 		status, sizeof(status),
 		"READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
-		sv.o.listen, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
+		where, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
 	notify(status);
-	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", sv.o.listen,
+	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", where,
 		sv.o.interval_ns / 1e9);
 
 	err = run(&sv, &set);

@@ -1136,10 +1136,8 @@ int cmd_top(int argc, char **argv)
 		err = 2;
 		goto cleanup;
 	}
-	if (t->so.pid && kill(t->so.pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", t->so.pid);
+	if (t->so.pid && process__check_running(t->so.pid))
 		goto cleanup;
-	}
 	if (privileges__check() || signals__setup() || crash_handlers__setup())
 		goto cleanup;
 	t->users = top_users__new("/proc");
