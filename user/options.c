@@ -2,31 +2,22 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include "cgroup.h"
 #include "options.h"
 #include "util.h"
 
 int options__events(const char *list, struct session_opts *s)
 {
-	const char *bad;
-	int n, bad_len;
+	struct events_error e;
+	int n;
 
-	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	n = events__parse(list, s->events, PMBPF_MAX_EVENTS, &e);
 	if (n >= 0) {
 		s->nr_events = n;
 		return 0;
 	}
-	if (n == -E2BIG)
-		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
-	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
-			bad_len, bad);
-	else if (!bad_len)
-		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
-	else {
-		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
-		events__print_names(stderr);
-	}
+	fprintf(stderr, "pmbpf: %s\n", e.msg[0] ? e.msg : strerror(-n));
 	return -EINVAL;
 }
 
