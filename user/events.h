@@ -90,7 +90,8 @@ const char *event__class(const struct event_spec *spec);
 /* Map a perf_event_open() errno to an event state. */
 enum event_state event_state__from_errno(int err);
 
-#define DEFAULT_EVENTS "cycles,instructions,LLC-load-misses,dTLB-load-misses"
+/* one group where the PMU has room (split when it has not) */
+#define DEFAULT_EVENTS "{cycles,instructions,LLC-load-misses,dTLB-load-misses}"
 /* perf stat's choice on a host without a PMU */
 #define DEFAULT_SW_EVENTS "task-clock,page-faults,context-switches,cpu-migrations"
 

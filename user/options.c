@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cgroup.h"
 #include "options.h"
+#include "pmu.h"
 #include "util.h"
 
 int options__events(const char *list, struct session_opts *s)
@@ -19,6 +20,19 @@ int options__events(const char *list, struct session_opts *s)
 	}
 	fprintf(stderr, "pmbpf: %s\n", e.msg[0] ? e.msg : strerror(-n));
 	return -EINVAL;
+}
+
+int options__default_events(struct session_opts *s)
+{
+	if (s->nr_events)
+		return 0;
+	s->default_events = true;
+	if (pmu__available())
+		return options__events(DEFAULT_EVENTS, s);
+	fprintf(stderr,
+		"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
+		") instead of " DEFAULT_EVENTS "\n");
+	return options__events(DEFAULT_SW_EVENTS, s);
 }
 
 static void fmt_ns(char *buf, size_t len, __u64 ns)

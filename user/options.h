@@ -12,6 +12,11 @@
 
 /* -e LIST into s->events; an unknown name lists the valid ones. */
 int options__events(const char *list, struct session_opts *s);
+/*
+ * Without -e: DEFAULT_EVENTS where a PMU counts, else (one line saying so)
+ * DEFAULT_SW_EVENTS, as perf does.
+ */
+int options__default_events(struct session_opts *s);
 /* -i/-d: a duration within [min_ns, max_ns] (max 0: no upper bound). */
 int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);

@@ -106,7 +106,10 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 	if (i < nr)
 		fprintf(stderr,
 			"pmbpf: CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
-	if (no_pmu)
+	for (i = 0; i < nr; i++)
+		if (ev[i].spec.kind & EVENT_HW)
+			break;
+	if (no_pmu && i < nr)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
 }

@@ -19,7 +19,8 @@ static const char usage[] =
 	"Usage: pmbpf record [OPTIONS]\n"
 	"Print per-process counts, IPC and miss rates every interval.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
 	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
 	"  -d, --duration TIME   stop after this long\n"
 	"  -c, --count N         stop after N intervals\n"
@@ -156,7 +157,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (!o.s.nr_events && options__events(DEFAULT_EVENTS, &o.s))
+	if (options__default_events(&o.s))
 		return 2;
 	out.format = o.format;
 	if (!o.by)

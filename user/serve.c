@@ -43,7 +43,8 @@ static const char usage[] =
 	"                          (default 20; 0: cgroup series only)\n"
 	"      --grace TIME        keep series of dead processes and removed cgroups\n"
 	"                          this long (default 5m)\n"
-	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
 	"  -G, --cgroup PATH       only this cgroup v2 directory and its subtree\n"
 	"  -m, --max-procs N       process entries in the kernel map (default 10240)\n"
 	"      --raw-tp            use raw tracepoints even where tp_btf works\n"
@@ -353,7 +354,7 @@ int cmd_serve(int argc, char **argv)
 
 	if (parse_args(argc, argv, &sv.o))
 		return 2;
-	if (!sv.o.s.nr_events && options__events(DEFAULT_EVENTS, &sv.o.s))
+	if (options__default_events(&sv.o.s))
 		return 2;
 	if (privileges__check())
 		return 1;
@@ -398,7 +399,7 @@ int cmd_serve(int argc, char **argv)
 	ev = session__events(sv.s, &nr);
 	output__start(&out, ev, nr, session__no_pmu(sv.s), session__attach_kind(sv.s),
 		      (int)sysconf(_SC_NPROCESSORS_ONLN));
-	sv.self.no_pmu = !session__hw_counting(sv.s);
+	sv.self.no_pmu = session__no_pmu(sv.s);
 
 	sv.http = http__start(fd);
 	if (!sv.http) {

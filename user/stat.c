@@ -27,7 +27,8 @@ static const char usage[] =
 	"Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
 	"Run COMMAND and print the totals of it and all its children.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
 	"  -o, --output FORMAT   table (default) or json (one record)\n"
 	"  -i, --interval TIME   how often to read the kernel's counts (default 0.5s)\n"
 	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
@@ -129,7 +130,7 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "pmbpf: no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
 		return 2;
 	}
-	if (!so.nr_events && options__events(DEFAULT_EVENTS, &so))
+	if (options__default_events(&so))
 		return 2;
 	if (privileges__check() || signals__setup())
 		return 1;
