@@ -495,6 +495,30 @@ static size_t event_len(const char *p)
 	return i;
 }
 
+/*
+ * The same event in two groups ({cycles,instructions},{LLC-load-misses,instructions}):
+ * the second is named "instructions#2", so every output keys events by a unique name.
+ */
+static void uniq_name(struct event_spec *specs, int n)
+{
+	char base[EVENT_NAME_LEN];
+	int i, k = 1;
+
+	snprintf(base, sizeof(base), "%s", specs[n].name);
+	for (i = 0; i < n; i++)
+		if (!strcmp(specs[i].name, specs[n].name) ||
+		    (!strncmp(specs[i].name, base, strlen(base)) &&
+		     specs[i].name[strlen(base)] == '#'))
+			k++;
+	if (k > 1 && k <= PMBPF_MAX_EVENTS && strlen(base) + 3 < EVENT_NAME_LEN) {
+		size_t l = strlen(base);
+
+		specs[n].name[l] = '#';
+		specs[n].name[l + 1] = (char)('0' + k);
+		specs[n].name[l + 2] = '\0';
+	}
+}
+
 int events__parse(const char *list, struct event_spec *specs, int max, struct events_error *e)
 {
 	const char *p = list, *group_start = NULL;
@@ -535,6 +559,7 @@ int events__parse(const char *list, struct event_spec *specs, int max, struct ev
 			if (specs[i].group == group && same_event(&specs[i], &specs[n]))
 				return fail(e, p, (int)len, -EEXIST,
 					    "event '%s' given twice (or under another name)", name);
+		uniq_name(specs, n);
 		n++;
 		p += len;
 		if (*p == '}') {

@@ -29,9 +29,7 @@ int options__default_events(struct session_opts *s)
 	s->default_events = true;
 	if (pmu__available())
 		return options__events(DEFAULT_EVENTS, s);
-	fprintf(stderr,
-		"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
-		") instead of " DEFAULT_EVENTS "\n");
+	/* session__open says so, once the other options are known to be good */
 	return options__events(DEFAULT_SW_EVENTS, s);
 }
 

@@ -269,6 +269,10 @@ static int open_events(struct session *s, const struct session_opts *o)
 	for (i = 0; i < (int)n; i++)
 		s->fds[i] = -1;
 
+	if (o->default_events && !pmu__available())
+		fprintf(stderr,
+			"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
+			") instead of " DEFAULT_EVENTS "\n");
 	s->nr_events = o->nr_events;
 	for (i = 0; i < o->nr_events; i++) {
 		s->ev[i].spec = o->events[i];
