@@ -243,8 +243,8 @@ static void check_counters(struct doctor *d, const struct session_opts *so)
 			continue;
 		if (all[i].num_counters > 0 && (counters < 0 || all[i].num_counters < counters))
 			counters = all[i].num_counters;
-		n += snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0, "%s%s: %d", n ? ", " : "",
-			      all[i].name, all[i].num_counters);
+		n += snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0, "%s%s: %d",
+			      n ? ", " : "", all[i].name, all[i].num_counters);
 	}
 	if (!n)
 		add(d, "counters", ST_INFO, "no core PMU in sysfs: no general-purpose counters");

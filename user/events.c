@@ -343,7 +343,8 @@ static void suggest(const char *word, char *msg, size_t len)
 		for (oi = 0; oi < sizeof(cache_ops) / sizeof(cache_ops[0]); oi++) {
 			snprintf(buf, sizeof(buf), "%s-%s", cache_names[ci], cache_ops[oi][1]);
 			near_add(&n, buf);
-			snprintf(buf, sizeof(buf), "%s-%s-misses", cache_names[ci], cache_ops[oi][0]);
+			snprintf(buf, sizeof(buf), "%s-%s-misses", cache_names[ci],
+				 cache_ops[oi][0]);
 			near_add(&n, buf);
 		}
 	all = pmus__all(&nr);
@@ -544,8 +545,8 @@ int events__parse(const char *list, struct event_spec *specs, int max, struct ev
 		if (!len)
 			return fail(e, p, 0, -EINVAL, "empty event name in '%s'", list);
 		if (len > EVENT_NAME_LEN)
-			return fail(e, p, (int)len, -EINVAL, "event name '%.*s' too long",
-				    (int)len, p);
+			return fail(e, p, (int)len, -EINVAL, "event name '%.*s' too long", (int)len,
+				    p);
 		if (n == max)
 			return fail(e, p, (int)len, -E2BIG, "at most %d events at once", max);
 		memcpy(name, p, len);
@@ -574,9 +575,10 @@ int events__parse(const char *list, struct event_spec *specs, int max, struct ev
 				snprintf(name, sizeof(name), "%.*s", (int)mlen, mods + 1);
 				for (i = first_in_group; i < n; i++)
 					if (!is_modifier(name) || apply_modifiers(name, &specs[i]))
-						return fail(e, mods, (int)mlen + 1, -EINVAL,
-							    "unknown group modifier '%s' (use :u, :k or :uk)",
-							    name);
+						return fail(
+							e, mods, (int)mlen + 1, -EINVAL,
+							"unknown group modifier '%s' (use :u, :k or :uk)",
+							name);
 				p += mlen + 1;
 			}
 			group = -1;
@@ -710,8 +712,8 @@ void events__list(FILE *f, const char *word)
 			shown += whole || matches(word, pm->aliases[k].name, NULL);
 		if (!whole && !shown)
 			continue;
-		fprintf(f, "\nPMU %s (type %u%s%s%s):", pm->name, pm->type, pm->core ? ", core" : "",
-			pm->cpulist[0] ? ", cpus " : "", pm->cpulist);
+		fprintf(f, "\nPMU %s (type %u%s%s%s):", pm->name, pm->type,
+			pm->core ? ", core" : "", pm->cpulist[0] ? ", cpus " : "", pm->cpulist);
 		for (k = 0; k < pm->nr_formats; k++)
 			fprintf(f, "%s%s", k ? "," : "  terms ", pm->formats[k].name);
 		fputc('\n', f);
@@ -731,7 +733,8 @@ void events__list(FILE *f, const char *word)
 	tracepoints__each(NULL, list_tracepoint, &c);
 	if (!word && c.sys[0])
 		fprintf(f, "  %s:* (%d)\n", c.sys, c.n);
-	fprintf(f, "\nModifiers: EVENT:u (user only), EVENT:k (kernel only); groups: {a,b},{c,d}\n");
+	fprintf(f,
+		"\nModifiers: EVENT:u (user only), EVENT:k (kernel only); groups: {a,b},{c,d}\n");
 }
 
 void event__print_attr(FILE *f, const struct event_spec *spec)

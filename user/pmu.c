@@ -18,8 +18,7 @@
 #define TRACEFS_MAGIC 0x74726163
 
 /* A path (or name) too long for its buffer is cut, and then simply not found. */
-static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t len, const char *fmt,
-							 ...)
+static __attribute__((format(printf, 3, 4))) void pathf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -405,7 +404,8 @@ static int encode(const struct pmu *p, const char *terms, __u64 cfg[3],
 		if (eq) {
 			*eq = '\0';
 			if (!eq[1]) {
-				snprintf(err, len, "missing value for term '%s' of %s", tok, p->name);
+				snprintf(err, len, "missing value for term '%s' of %s", tok,
+					 p->name);
 				return -EINVAL;
 			}
 			errno = 0;
@@ -498,13 +498,13 @@ const char *tracefs__root(char *err, size_t len)
 		return tracefs_dir;
 	if (!is_tracefs(tracefs_dir)) {
 		if (mount("tracefs", tracefs_dir, "tracefs", 0, NULL)) {
-			snprintf(err, len,
-				 "tracefs is not mounted and cannot be mounted at %s (%s): mount it with 'mount -t tracefs tracefs %s'",
-				 tracefs_dir, strerror(errno), tracefs_dir);
+			snprintf(
+				err, len,
+				"tracefs is not mounted and cannot be mounted at %s (%s): mount it with 'mount -t tracefs tracefs %s'",
+				tracefs_dir, strerror(errno), tracefs_dir);
 			return NULL;
 		}
-		fprintf(stderr, "pmbpf: mounted tracefs at %s (it was not mounted)\n",
-			tracefs_dir);
+		fprintf(stderr, "pmbpf: mounted tracefs at %s (it was not mounted)\n", tracefs_dir);
 	}
 	mounted = true;
 	return tracefs_dir;

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#define PMU_NAME_LEN	 64
-#define PMU_FORMAT_BITS	 4 /* bit ranges of one format term (config:0-7,32-35 has two) */
-#define PMU_MAX_CPUS	 4096
+#define PMU_NAME_LEN	64
+#define PMU_FORMAT_BITS 4 /* bit ranges of one format term (config:0-7,32-35 has two) */
+#define PMU_MAX_CPUS	4096
 
 /* One format/ file: a term's place in config, config1 or config2. */
 struct pmu_format {

@@ -21,6 +21,7 @@ static const char usage[] =
 	"\n"
 	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
 	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
 	"  -d, --duration TIME   stop after this long\n"
 	"  -c, --count N         stop after N intervals\n"
@@ -37,19 +38,13 @@ static const char usage[] =
 	"Event names: pmbpf list.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "events", required_argument, NULL, 'e' },   { "metrics", required_argument, NULL, 'M' },
+	{ "interval", required_argument, NULL, 'i' }, { "duration", required_argument, NULL, 'd' },
+	{ "count", required_argument, NULL, 'c' },    { "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },   { "output", required_argument, NULL, 'o' },
+	{ "by", required_argument, NULL, 'b' },	      { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	      {},
 };
 
 struct record_opts {
@@ -67,7 +62,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;

@@ -45,6 +45,7 @@ static const char usage[] =
 	"                          this long (default 5m)\n"
 	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ",\n"
 	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST      ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -G, --cgroup PATH       only this cgroup v2 directory and its subtree\n"
 	"  -m, --max-procs N       process entries in the kernel map (default 10240)\n"
 	"      --raw-tp            use raw tracepoints even where tp_btf works\n"
@@ -56,17 +57,12 @@ static const char usage[] =
 	"(options come from the command line: restart to change them).\n";
 
 static const struct option long_opts[] = {
-	{ "listen", required_argument, NULL, 'l' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "top-k", required_argument, NULL, 'k' },
-	{ "grace", required_argument, NULL, 'g' },
-	{ "events", required_argument, NULL, 'e' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "listen", required_argument, NULL, 'l' }, { "interval", required_argument, NULL, 'i' },
+	{ "top-k", required_argument, NULL, 'k' },  { "grace", required_argument, NULL, 'g' },
+	{ "events", required_argument, NULL, 'e' }, { "metrics", required_argument, NULL, 'M' },
+	{ "cgroup", required_argument, NULL, 'G' }, { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	    { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	    {},
 };
 
 struct serve_opts {
@@ -139,7 +135,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+l:i:k:e:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+l:i:k:e:M:G:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;

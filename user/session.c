@@ -53,6 +53,7 @@ struct session {
 	int nr_events;
 	int nr_slots;
 	int slot_event[PMBPF_MAX_EVENTS];
+	struct metric_sel metrics;
 	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
 	struct pmbpf_reading *sys_last; /* same layout */
 	struct ring_buffer *rb;
@@ -352,9 +353,9 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 		const struct event_spec *spec = &s->ev[s->slot_event[i]].spec;
 
 		/* software and tracepoint counters never multiplex, unless a hardware leader does */
-		skel->rodata->ev_timed[i] = (spec->type != PERF_TYPE_SOFTWARE &&
-					     spec->type != PERF_TYPE_TRACEPOINT) ||
-					    group_has_hw(s, spec->group);
+		skel->rodata->ev_timed[i] =
+			(spec->type != PERF_TYPE_SOFTWARE && spec->type != PERF_TYPE_TRACEPOINT) ||
+			group_has_hw(s, spec->group);
 		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
@@ -546,6 +547,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = open_events(s, o);
 	if (err)
 		goto fail;
+	s->metrics = o->metrics;
+	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
 	if (!o->force_raw_tp && kernel__has_tp_btf()) {
 		err = load(s, o, true);
@@ -1136,6 +1139,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->nr_cpus = s->nr_online;
 	snap->nr_events = s->nr_events;
 	snap->events = s->ev;
+	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
 	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "events.h"
+#include "metrics.h"
 #include "snapshot.h"
 
 struct session_opts {
@@ -15,6 +16,7 @@ struct session_opts {
 	const char *cgroup; /* cgroup2 directory whose subtree is monitored, or NULL */
 	__u32 max_procs; /* entries in the counts map */
 	bool default_events; /* no -e: a default group may be split where it does not fit */
+	struct metric_sel metrics; /* -M: their groups are at the end of events */
 	bool force_raw_tp;
 	bool verbose;
 };

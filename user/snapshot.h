@@ -12,6 +12,8 @@
 #include "pmbpf.h"
 #include "events.h"
 
+struct metric_sel;
+
 struct event_info {
 	struct event_spec spec;
 	enum event_state state;
@@ -83,6 +85,7 @@ struct snapshot {
 	int nr_cpus; /* online CPUs counted */
 	int nr_events;
 	const struct event_info *events;
+	const struct metric_sel *metrics; /* -M, or NULL */
 	const char *attach; /* "tp_btf" or "raw_tp" */
 	struct proc_row *rows;
 	size_t nr_rows;

@@ -29,6 +29,7 @@ static const char usage[] =
 	"\n"
 	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
 	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -o, --output FORMAT   table (default) or json (one record)\n"
 	"  -i, --interval TIME   how often to read the kernel's counts (default 0.5s)\n"
 	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
@@ -39,6 +40,7 @@ static const char usage[] =
 
 static const struct option long_opts[] = {
 	{ "events", required_argument, NULL, 'e' },
+	{ "metrics", required_argument, NULL, 'M' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "max-procs", required_argument, NULL, 'm' },
@@ -99,7 +101,7 @@ int cmd_stat(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:o:i:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:o:i:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &so, NULL, 0);
 		if (err < 0)
 			return 2;
@@ -193,6 +195,7 @@ int cmd_stat(int argc, char **argv)
 	}
 
 	total.events = session__events(s, &total.nr_events);
+	total.metrics = snap.metrics;
 	total.interval_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	output__command(&out, &total, &acc, argv + optind,
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),

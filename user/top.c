@@ -38,6 +38,7 @@ static const char usage[] =
 	"\n"
 	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
 	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -d, -i, --delay TIME  interval: 1, 0.5, 500ms (default 1s)\n"
 	"  -p, --pid PID         only this process (filtered in the kernel)\n"
 	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
@@ -49,11 +50,17 @@ static const char usage[] =
 	"Keys: ? in the view. For pipes, files and scripts use `pmbpf record`.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },   { "delay", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' }, { "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },   { "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },	      {},
+	{ "events", required_argument, NULL, 'e' },
+	{ "metrics", required_argument, NULL, 'M' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
 };
 
 #define MIN_INTERVAL_NS 100000000ULL
@@ -185,7 +192,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
 		if (err < 0)
 			return -EINVAL;

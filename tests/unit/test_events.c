@@ -7,10 +7,10 @@
 #include "pmu.h"
 
 /* perf_event_attr.type values, spelled out as the ABI fixes them */
-#define T_HW 0
-#define T_SW 1
+#define T_HW	0
+#define T_SW	1
 #define T_CACHE 3
-#define T_RAW 4
+#define T_RAW	4
 
 struct expect {
 	const char *name;
@@ -154,9 +154,9 @@ static void test_print_names_roundtrip(void)
 		return;
 	for (tok = strtok_r(words, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 		if (strchr(tok, ':') || strchr(tok, '(') || strchr(tok, ')') ||
-		    !strcmp(tok, "hardware") || !strcmp(tok, "and") ||
-		    !strcmp(tok, "rNNNN") || !strcmp(tok, "code,") || !strcmp(tok, "e.g.") ||
-		    !strcmp(tok, "hex") || !strcmp(tok, "event"))
+		    !strcmp(tok, "hardware") || !strcmp(tok, "and") || !strcmp(tok, "rNNNN") ||
+		    !strcmp(tok, "code,") || !strcmp(tok, "e.g.") || !strcmp(tok, "hex") ||
+		    !strcmp(tok, "event"))
 			continue;
 		names++;
 		if (event__parse(tok, &spec)) {
