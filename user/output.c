@@ -81,6 +81,13 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_string(&w, event__class(&ev[i].spec));
 			jw_key(&w, "state");
 			jw_string(&w, event_state__str(ev[i].state));
+			jw_key(&w, "group");
+			if (ev[i].spec.group >= 0)
+				jw_u64(&w, (__u64)ev[i].spec.group);
+			else
+				jw_null(&w);
+			jw_key(&w, "cpus");
+			jw_u64(&w, (__u64)ev[i].cpus);
 			jw_key(&w, "error");
 			if (ev[i].err)
 				jw_string(&w, strerror(ev[i].err));

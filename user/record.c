@@ -168,7 +168,7 @@ int cmd_record(int argc, char **argv)
 
 	err = session__open(&s, &o.s);
 	if (err)
-		return 1;
+		return err == -E2BIG ? 2 : 1; /* -E2BIG: a group larger than the PMU */
 	ev = session__events(s, &nr);
 	output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
 		      (int)sysconf(_SC_NPROCESSORS_ONLN));

@@ -160,6 +160,8 @@ int cmd_stat(int argc, char **argv)
 	if (err) {
 		close(go[1]); /* the child exits without running anything */
 		waitpid(pid, NULL, 0);
+		if (err == -E2BIG) /* a group larger than the PMU: a usage error */
+			rc = 2;
 		goto out_rmdir;
 	}
 	t0 = now_ns(CLOCK_MONOTONIC);

@@ -266,6 +266,19 @@ check_pmbpf_topdown_unsupported() {
 	fi
 }
 
+# A group of 8 on 7 counters can never be scheduled: refused in one line, exit 2.
+check_pmbpf_group_too_big() {
+	pmbpf_run record -o json -c 1 -e '{cycles,r1,r2,r3,r4,r5,r6,r7}' >pmbpf-big.out 2>pmbpf-big.err
+	rc=$?
+	lines=$(wc -l <pmbpf-big.err)
+	if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q 'does not fit' pmbpf-big.err; then
+		pass pmbpf-group-too-big "$(cat pmbpf-big.err)"
+	else
+		fail pmbpf-group-too-big "exit=$rc (want 2), $lines stderr lines (want 1 saying 'does not fit')"
+		show pmbpf-big.out pmbpf-big.err
+	fi
+}
+
 check_pmu_cycles
 expect_enoent pmu-llc-dtlb-enoent LLC-load-misses dTLB-load-misses
 if [ -n "$ICOUNT" ]; then
@@ -281,6 +294,7 @@ if ! have_pmbpf; then
 else
 	check_pmbpf_events
 	check_pmbpf_topdown_unsupported
+	check_pmbpf_group_too_big
 	if [ -n "$ICOUNT" ]; then
 		check_pmbpf_loop
 		check_pmbpf_ipc
