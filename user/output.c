@@ -199,7 +199,9 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
 	}
 	if (isfinite(m.ipc))
-		fprintf(o->f, m.ipc_grouped ? " %6.2f" : " %5.2f*", m.ipc); /* *: not one group */
+		/* *: from two counters multiplexed over different slices, not one group */
+		fprintf(o->f, m.ipc_grouped || !(m.min_coverage < 1.0) ? " %6.2f" : " %5.2f*",
+			m.ipc);
 	else
 		fprintf(o->f, " %6s", "-");
 	for (i = 0; i < snap->nr_events; i++) {
