@@ -12,6 +12,11 @@
 
 /* -e LIST into s->events; an unknown name lists the valid ones. */
 int options__events(const char *list, struct session_opts *s);
+/*
+ * Without -e: DEFAULT_EVENTS where a PMU counts, else (one line saying so)
+ * DEFAULT_SW_EVENTS, as perf does.
+ */
+int options__default_events(struct session_opts *s);
 /* An interval longer than an hour would show nothing for too long. */
 #define INTERVAL_MAX_NS 3600000000000ULL
 /* -i: a duration within [min_ns, max_ns] (max 0: INTERVAL_MAX_NS); -d: any duration. */

@@ -83,6 +83,13 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 			jw_string(&w, event__class(&ev[i].spec));
 			jw_key(&w, "state");
 			jw_string(&w, event_state__str(ev[i].state));
+			jw_key(&w, "group");
+			if (ev[i].spec.group >= 0)
+				jw_u64(&w, (__u64)ev[i].spec.group);
+			else
+				jw_null(&w);
+			jw_key(&w, "cpus");
+			jw_u64(&w, (__u64)ev[i].cpus);
 			jw_key(&w, "error");
 			if (ev[i].err)
 				jw_string(&w, strerror(ev[i].err));
@@ -107,7 +114,10 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 	if (i < nr)
 		fprintf(stderr,
 			"pmbpf: CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
-	if (no_pmu)
+	for (i = 0; i < nr; i++)
+		if (ev[i].spec.kind & EVENT_HW)
+			break;
+	if (no_pmu && i < nr)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
 	return 0;
@@ -127,6 +137,34 @@ static int col_width(const char *name)
 	return n < 8 ? 8 : n;
 }
 
+static void table_metric_header(struct output *o, const struct snapshot *snap)
+{
+	int u, v;
+
+	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			fprintf(o->f, " %*.*s", col_width(names[v]), col_width(names[v]), names[v]);
+	}
+}
+
+static void table_metrics(struct output *o, const struct snapshot *snap,
+			  const struct row_metrics *m)
+{
+	int u, v;
+
+	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			if (isfinite(m->metric[u][v]))
+				fprintf(o->f, " %*.4f", col_width(names[v]), m->metric[u][v]);
+			else
+				fprintf(o->f, " %*s", col_width(names[v]), "-");
+	}
+}
+
 static void table_figure_header(struct output *o, const struct snapshot *snap)
 {
 	char buf[64];
@@ -143,6 +181,7 @@ static void table_figure_header(struct output *o, const struct snapshot *snap)
 		short_miss_name(buf, sizeof(buf), snap->events[i].spec.name);
 		fprintf(o->f, " %9s", buf);
 	}
+	table_metric_header(o, snap);
 	fprintf(o->f, " %7s %7s %9s %5s\n", "VCSW", "ICSW", "RUNQp99us", "COV%");
 }
 
@@ -162,7 +201,9 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
 	}
 	if (isfinite(m.ipc))
-		fprintf(o->f, " %6.2f", m.ipc);
+		/* *: from two counters multiplexed over different slices, not one group */
+		fprintf(o->f, m.ipc_grouped || !(m.min_coverage < 1.0) ? " %6.2f" : " %5.2f*",
+			m.ipc);
 	else
 		fprintf(o->f, " %6s", "-");
 	for (i = 0; i < snap->nr_events; i++) {
@@ -173,6 +214,7 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		else
 			fprintf(o->f, " %9s", "-");
 	}
+	table_metrics(o, snap, &m);
 	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw);
 	if (isfinite(m.runq_p99_ns))
 		fprintf(o->f, " %9.0f", m.runq_p99_ns / 1e3);
@@ -288,6 +330,30 @@ static void table(struct output *o, const struct snapshot *snap)
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
 }
 
+/* -M figures: "metrics": {"topdown": {"retiring": 0.41, ...}}, null where not counted */
+static void json_metrics(struct json_writer *w, const struct snapshot *snap,
+			 const struct row_metrics *m)
+{
+	int u, v;
+
+	if (!snap->metrics)
+		return;
+	jw_key(w, "metrics");
+	jw_start_object(w);
+	for (u = 0; u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		jw_key(w, snap->metrics->m[u].name);
+		jw_start_object(w);
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++) {
+			jw_key(w, names[v]);
+			jw_double(w, m->metric[u][v], 4);
+		}
+		jw_end_object(w);
+	}
+	jw_end_object(w);
+}
+
 static void json_events(struct json_writer *w, const struct snapshot *snap,
 			const struct pmbpf_reading *ev, const struct row_metrics *m)
 {
@@ -317,6 +383,8 @@ static void json_events(struct json_writer *w, const struct snapshot *snap,
 	jw_end_object(w);
 	jw_key(w, "ipc");
 	jw_double(w, m->ipc, 4);
+	jw_key(w, "ipc_same_group");
+	jw_bool(w, m->ipc_grouped);
 	jw_key(w, "mpki");
 	jw_start_object(w);
 	for (i = 0; i < snap->nr_events; i++) {
@@ -326,6 +394,7 @@ static void json_events(struct json_writer *w, const struct snapshot *snap,
 		jw_double(w, m->mpki[i], 4);
 	}
 	jw_end_object(w);
+	json_metrics(w, snap, m);
 }
 
 static void json_runq(struct json_writer *w, const struct figures *f, const struct row_metrics *m)
@@ -687,9 +756,26 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		fputc('\n', o->f);
 	}
 	if (isfinite(m.ipc))
-		fprintf(o->f, "%18.3f      IPC\n", m.ipc);
+		fprintf(o->f, "%18.3f      IPC%s\n", m.ipc,
+			m.ipc_grouped ?
+				"               # one group" :
+				"               # cycles and instructions not in one group");
 	else
 		fprintf(o->f, "%18s      IPC               # needs cycles and instructions\n", "-");
+	for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
+		const struct metric_use *mu = &snap->metrics->m[i];
+		const char *const *names = metric_use__values(mu);
+		int v;
+
+		if (!mu->def) {
+			fprintf(o->f, "%18s      %-17s # not supported\n", "-", mu->name);
+			continue;
+		}
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			if (isfinite(m.metric[i][v]))
+				fprintf(o->f, "%18.4f      %s %s\n", m.metric[i][v], mu->name,
+					names[v]);
+	}
 	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->nvcsw);
 	fprintf(o->f, "%18llu      involuntary switches\n", (unsigned long long)f->nivcsw);
 	if (f->runq_count)

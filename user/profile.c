@@ -131,17 +131,16 @@ static unsigned long long max_sample_rate(void)
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	unsigned long long max_rate;
+	char msg[320];
 	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:F:c:d:p:G:o:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			err = event__parse(optarg, &o->event);
+			err = event__parse_msg(optarg, &o->event, msg, sizeof(msg));
 			if (err) {
-				fprintf(stderr, "pmbpf: unknown event '%s'; valid names:\n",
-					optarg);
-				events__print_names(stderr);
+				fprintf(stderr, "pmbpf: %s\n", msg);
 				return -EINVAL;
 			}
 			o->event_given = true;

@@ -19,7 +19,9 @@ static const char usage[] =
 	"Usage: pmbpf record [OPTIONS]\n"
 	"Print per-process counts, IPC and miss rates every interval.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
 	"  -d, --duration TIME   stop after this long\n"
 	"  -c, --count N         stop after N intervals\n"
@@ -36,19 +38,13 @@ static const char usage[] =
 	"Event names: pmbpf list.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "events", required_argument, NULL, 'e' },   { "metrics", required_argument, NULL, 'M' },
+	{ "interval", required_argument, NULL, 'i' }, { "duration", required_argument, NULL, 'd' },
+	{ "count", required_argument, NULL, 'c' },    { "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },   { "output", required_argument, NULL, 'o' },
+	{ "by", required_argument, NULL, 'b' },	      { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	      {},
 };
 
 struct record_opts {
@@ -66,7 +62,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -147,7 +143,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (!o.s.nr_events && options__events(DEFAULT_EVENTS, &o.s))
+	if (options__default_events(&o.s))
 		return 2;
 	out.format = o.format;
 	if (!o.by)
@@ -163,7 +159,7 @@ int cmd_record(int argc, char **argv)
 
 	err = session__open(&s, &o.s);
 	if (err)
-		return 1;
+		return err == -E2BIG ? 2 : 1; /* -E2BIG: a group larger than the PMU */
 	ev = session__events(s, &nr);
 	err = output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
 			    (int)sysconf(_SC_NPROCESSORS_ONLN));
