@@ -190,22 +190,52 @@ static __always_inline __u32 log2_slot(__u64 v)
 }
 
 /*
- * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
- * the filter cgroup (struct cgroup's ancestors[] since 6.0).
+ * struct cgroup before 6.0 kept its ancestors' ids (ancestor_ids[], which
+ * are kernfs ids, the ids pmbpf uses); commit 7f203bc89eb6 ("cgroup:
+ * Replace cgroup->ancestor_ids[] with ->ancestors[]") keeps pointers.
+ * As perf's bperf_cgroup.bpf.c: one flavour per layout, chosen by CO-RE.
  */
+struct cgroup___new {
+	int level;
+	struct cgroup *ancestors[];
+} __attribute__((preserve_access_index));
+
+struct cgroup___old {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The id of cg's ancestor at level (cg itself at its own level). */
+static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, __u32 level)
+{
+	struct cgroup___new *cg_new = (void *)cg;
+	struct cgroup___old *cg_old = (void *)cg;
+	struct cgroup *anc = NULL;
+	__u64 id = 0;
+
+	if (bpf_core_field_exists(cg_new->ancestors)) {
+		bpf_probe_read_kernel(&anc, sizeof(anc),
+				      (void *)cg + bpf_core_field_offset(cg_new->ancestors) +
+					      level * sizeof(anc));
+		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+	}
+	bpf_probe_read_kernel(&id, sizeof(id),
+			      (void *)cg + bpf_core_field_offset(cg_old->ancestor_ids) +
+				      level * sizeof(id));
+	return id;
+}
+
+/* In the subtree of filter_cgroup_id: its ancestor at the filter's level is the filter cgroup. */
 static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool btf)
 {
-	struct cgroup *cg, *anc = NULL;
+	struct cgroup *cg;
 	__u32 level = filter_cgroup_level;
 
 	/* tp_btf: plain loads through trusted pointers instead of probe reads */
 	cg = btf ? t->cgroups->dfl_cgrp : BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	if (!cg || (btf ? cg->level : BPF_CORE_READ(cg, level)) < (int)level || level > 4096)
 		return false;
-	bpf_probe_read_kernel(&anc, sizeof(anc),
-			      (void *)cg + bpf_core_field_offset(struct cgroup, ancestors) +
-				      level * sizeof(anc));
-	return anc && BPF_CORE_READ(anc, kn, id) == filter_cgroup_id;
+	return cgroup_ancestor_id(cg, level) == filter_cgroup_id;
 }
 
 static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool btf)
@@ -396,17 +426,29 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	return 0;
 }
 
-/* The last thread of a process is gone: send its final counts, drop it. */
-static __always_inline void process_exit(__u32 tgid, __u64 cgid)
+/*
+ * The last thread of a process is gone: send its final counts, drop it.
+ * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
+ * and bpf_map_lookup_percpu_elem (5.19, commit 07343110b293); programs
+ * built with sum false (for older kernels) hold neither, and leave the
+ * entry marked dead for userspace to read and delete at its next read.
+ */
+static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 {
 	struct pmbpf_key key = {};
+	struct pmbpf_counts *c;
 	struct pmbpf_exit *e;
 	__u32 zero = 0;
 
 	key.tgid = tgid;
 	key.cgroup_id = cgid;
-	if (!bpf_map_lookup_elem(&counts, &key))
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
+	if (!sum) {
+		c->flags |= PMBPF_F_DEAD;
+		return;
+	}
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
@@ -417,8 +459,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 	bpf_loop(nr_cpus, sum_cpu, NULL, 0);
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
-		struct pmbpf_counts *c = bpf_map_lookup_elem(&counts, &key);
-
+		c = bpf_map_lookup_elem(&counts, &key);
 		/* Leave the entry for userspace to find and report as dead. */
 		if (c)
 			c->flags |= PMBPF_F_DEAD;
@@ -431,7 +472,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
-				     const bool btf)
+				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
 	struct pmbpf_counts *c = NULL;
@@ -520,22 +561,38 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->span_tgid = next_tgid;
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
-		process_exit(tgid, cgid);
+		process_exit(tgid, cgid, sum_exits);
 	return 0;
 }
 
+/* Exits summed here and sent through the ring buffer (5.19 and later). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state, true);
+	return on_switch(preempt, prev, next, prev_state, true, true);
 }
 
 SEC("raw_tp/sched_switch")
 int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	return on_switch(preempt, prev, next, prev_state, false);
+	return on_switch(preempt, prev, next, prev_state, false, true);
+}
+
+/* Exits marked dead for userspace: kernels without bpf_loop or percpu lookups. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf_mark, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(preempt, prev, next, prev_state, true, false);
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw_mark, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return on_switch(preempt, prev, next, prev_state, false, false);
 }
 
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)

@@ -18,9 +18,20 @@
 #include "pmbpf.skel.h"
 #include "cgroup.h"
 #include "container.h"
+#include "kfeatures.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
+
+/*
+ * Default size of the counts map: a per-CPU hash takes entries x value size
+ * x possible CPUs of kernel memory, all of it allocated at load. Up to
+ * COUNTS_ENTRIES entries, fewer where that would exceed COUNTS_BUDGET
+ * (from 33 possible CPUs on): docs/kernels.md.
+ */
+#define COUNTS_ENTRIES 10240
+#define COUNTS_BUDGET  (128ULL << 20)
+#define COUNTS_MIN     256
 
 #define GRAVE_GENS  5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
@@ -59,7 +70,9 @@ struct session {
 	__u64 gen;
 	__u64 last_mono;
 	bool tp_btf;
+	struct features feat;
 	__u32 max_procs;
+	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	/* batch read buffers */
 	struct pmbpf_key *keys;
 	char *vals;
@@ -136,6 +149,31 @@ static int open_events(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/*
+ * One flavour of each program: tp_btf or raw_tp, and a sched_switch program
+ * that sums exits in BPF only where the kernel can (kfeatures.h). The
+ * per-thread timestamp map of the other flavour is not created.
+ */
+static void choose_programs(struct session *s, struct pmbpf_bpf *skel, bool tp_btf)
+{
+	bool sum = features__exit_records(&s->feat);
+
+	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_btf_mark, tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_raw_mark, !tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
+}
+
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 {
 	struct pmbpf_bpf *skel;
@@ -164,17 +202,7 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	}
 	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
-	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
-
+	choose_programs(s, skel, tp_btf);
 	err = pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
@@ -229,7 +257,11 @@ static int attach(struct session *s)
 	/* Wakeups first, so no switch-in finds a half-set timestamp. */
 	progs[0] = s->tp_btf ? s->skel->progs.wakeup_btf : s->skel->progs.wakeup_raw;
 	progs[1] = s->tp_btf ? s->skel->progs.wakeup_new_btf : s->skel->progs.wakeup_new_raw;
-	progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	if (features__exit_records(&s->feat))
+		progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	else
+		progs[2] = s->tp_btf ? s->skel->progs.switch_btf_mark :
+				       s->skel->progs.switch_raw_mark;
 	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
 	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
 	for (i = 0; i < 5; i++) {
@@ -320,7 +352,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->max_procs = o->max_procs ? o->max_procs : 10240;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
@@ -340,12 +371,22 @@ int session__open(struct session **sp, const struct session_opts *o)
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
 		s->nr_online += s->online[cpu];
 	s->stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
+	s->max_procs = o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus);
+	features__probe(&s->feat);
+	err = features__missing_required(&s->feat);
+	if (err >= 0) {
+		fprintf(stderr,
+			"pmbpf: this kernel lacks %s (since Linux %s), which pmbpf needs; pmbpf doctor lists what it has\n",
+			features__table[err].name, features__table[err].since);
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 
 	err = open_events(s, o);
 	if (err)
 		goto fail;
 
-	if (!o->force_raw_tp && kernel__has_tp_btf()) {
+	if (!o->force_raw_tp && features__tp_btf_usable(&s->feat)) {
 		err = load(s, o, true);
 		if (err)
 			fprintf(stderr,
@@ -381,6 +422,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 
+	session__map_memory(s, NULL, 0, &s->map_bytes);
 	s->skel->bss->read_gen = 1;
 	err = attach(s);
 	if (err)
@@ -937,6 +979,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;
+	snap->map_bytes = s->map_bytes;
 	snap->vanished = s->vanished;
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	s->cur = NULL;
@@ -971,6 +1014,77 @@ bool session__hw_counting(const struct session *s)
 		if ((s->ev[i].spec.kind & EVENT_HW) && s->ev[i].state == EVENT_COUNTING)
 			return true;
 	return false;
+}
+
+__u32 session__default_max_procs(int possible_cpus)
+{
+	__u64 per_entry = ((sizeof(struct pmbpf_counts) + 7) & ~7ULL) * (unsigned int)possible_cpus;
+	__u64 n = COUNTS_BUDGET / (per_entry ? per_entry : 1);
+
+	return n > COUNTS_ENTRIES ? COUNTS_ENTRIES : n < COUNTS_MIN ? COUNTS_MIN : (__u32)n;
+}
+
+/* The kernel's own figure for a map: memlock in its fdinfo. */
+static __u64 map_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int session__map_memory(const struct session *s, struct map_memory *out, int max, __u64 *total_bytes)
+{
+	const struct bpf_map *map;
+	__u64 total = 0;
+	int n = 0;
+
+	bpf_object__for_each_map(map, s->skel->obj)
+	{
+		int fd = bpf_map__fd(map);
+		__u64 bytes;
+
+		if (fd < 0)
+			continue; /* not created on this kernel */
+		bytes = map_memlock(fd);
+		total += bytes;
+		if (n < max) {
+			snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_map__name(map));
+			out[n].bytes = bytes;
+			out[n].max_entries = bpf_map__max_entries(map);
+			out[n].value_size = bpf_map__value_size(map);
+			out[n].percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ||
+					bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY;
+			n++;
+		}
+	}
+	if (total_bytes)
+		*total_bytes = total;
+	return n;
+}
+
+const struct features *session__features(const struct session *s)
+{
+	return &s->feat;
+}
+
+int session__possible_cpus(const struct session *s)
+{
+	return s->nr_cpus;
+}
+
+__u32 session__max_procs(const struct session *s)
+{
+	return s->max_procs;
 }
 
 const char *session__attach_kind(const struct session *s)
