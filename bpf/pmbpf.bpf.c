@@ -565,34 +565,57 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/*
+ * sched_switch passes prev_state since 5.18 (commit fa2c3254d7cf,
+ * "sched/tracing: Don't re-read p->state when emitting sched_switch
+ * event"); before, the programs read it from the task, whose field was
+ * state until 5.14 (commit 2f064a59a11f, "sched: Change task_struct::state").
+ * The fourth argument is only touched where it exists: the verifier drops
+ * the other branch, and with it the access beyond the tracepoint's arguments.
+ */
+const volatile bool switch_has_prev_state = true;
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int switch_prev_state(unsigned long long *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1];
+
+	if (switch_has_prev_state)
+		return ctx[3];
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return BPF_CORE_READ((struct task_struct___old *)prev, state);
+}
+
+#define SWITCH_ARGS(ctx) (bool)(ctx)[0], (void *)(ctx)[1], (void *)(ctx)[2], switch_prev_state(ctx)
+
 /* Exits summed here and sent through the ring buffer (5.19 and later). */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_btf(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, true, true);
+	return on_switch(SWITCH_ARGS(ctx), true, true);
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_raw(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, false, true);
+	return on_switch(SWITCH_ARGS(ctx), false, true);
 }
 
 /* Exits marked dead for userspace: kernels without bpf_loop or percpu lookups. */
 SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf_mark, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_btf_mark(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, true, false);
+	return on_switch(SWITCH_ARGS(ctx), true, false);
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw_mark, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_raw_mark(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, false, false);
+	return on_switch(SWITCH_ARGS(ctx), false, false);
 }
 
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)

@@ -41,6 +41,9 @@ const struct feature features__table[FEAT_NR] = {
 	[FEAT_CGROUP_ANCESTORS] = { "cgroup-ancestors", "6.0", false,
 				    "-G filter: struct cgroup ancestors[] (pointers)",
 				    "-G filter reads ancestor_ids[] (before 6.0): same result" },
+	[FEAT_SWITCH_PREV_STATE] = { "sched_switch-prev_state", "5.18", false,
+				     "the state a task switched out in, as the scheduler saw it",
+				     "read from the task (state/__state): same figures" },
 };
 
 static bool probe_helper(enum bpf_func_id id)
@@ -76,6 +79,20 @@ static bool probe_test_run_on_cpu(void)
 	return !err;
 }
 
+/* The typed sched_switch tracepoint has 4 arguments (its typedef's proto adds void *). */
+static bool btf_switch_has_prev_state(const struct btf *btf)
+{
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	while (t && (btf_is_typedef(t) || btf_is_ptr(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) && btf_vlen(t) >= 5;
+}
+
 /* struct cgroup has a member named member in vmlinux BTF. */
 static bool btf_has_member(const struct btf *btf, const char *type, const char *member)
 {
@@ -104,6 +121,7 @@ void features__probe(struct features *f)
 		f->on[FEAT_TP_BTF] = btf__find_by_name_kind(btf, "btf_trace_sched_switch",
 							    BTF_KIND_TYPEDEF) > 0;
 		f->on[FEAT_CGROUP_ANCESTORS] = btf_has_member(btf, "cgroup", "ancestors");
+		f->on[FEAT_SWITCH_PREV_STATE] = btf_switch_has_prev_state(btf);
 		btf__free(btf);
 	}
 	f->on[FEAT_RINGBUF] = probe_map(BPF_MAP_TYPE_RINGBUF);

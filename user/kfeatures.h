@@ -20,6 +20,7 @@ enum feature_id {
 	FEAT_BPF_LOOP, /* bpf_loop helper */
 	FEAT_PERCPU_LOOKUP, /* bpf_map_lookup_percpu_elem helper */
 	FEAT_CGROUP_ANCESTORS, /* struct cgroup ancestors[] (else ancestor_ids[]) */
+	FEAT_SWITCH_PREV_STATE, /* sched_switch's prev_state argument */
 	FEAT_NR,
 };
 

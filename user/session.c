@@ -83,6 +83,9 @@ struct session {
 	size_t nr_exits, cap_exits;
 	struct grave *graves;
 	size_t nr_graves, cap_graves;
+	/* entries the kernel marked dead in this collection (PMBPF_F_DEAD) */
+	struct pmbpf_exit *marked;
+	size_t nr_marked, cap_marked;
 	__u64 vanished;
 	struct snapshot *cur; /* the snapshot being filled */
 };
@@ -195,6 +198,7 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
 	}
+	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
@@ -608,6 +612,28 @@ static void row_merge(struct session *s, struct proc_row *row, const struct pmbp
 	row->exited = true;
 }
 
+/*
+ * A process the kernel marked dead instead of sending its exit record (lost
+ * record, or a kernel that cannot sum it): its entries in other cgroups go
+ * too (drop_moved_entries).
+ */
+static void marked_add(struct session *s, const struct pmbpf_key *key,
+		       const struct pmbpf_counts *cum)
+{
+	if (s->nr_marked == s->cap_marked) {
+		size_t cap = s->cap_marked ? s->cap_marked * 2 : 64;
+		struct pmbpf_exit *m = realloc(s->marked, cap * sizeof(*m));
+
+		if (!m)
+			return;
+		s->marked = m;
+		s->cap_marked = cap;
+	}
+	s->marked[s->nr_marked].key = *key;
+	s->marked[s->nr_marked].total.start_ns = cum->start_ns;
+	s->nr_marked++;
+}
+
 /* One entry of the counts map, summed over CPUs. */
 static int on_entry(struct session *s, const struct pmbpf_key *key, const char *vals)
 {
@@ -644,6 +670,8 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		e->row_gen = s->gen;
 		e->row = s->cur->nr_rows - 1;
 	}
+	if (cur.flags & PMBPF_F_DEAD)
+		marked_add(s, key, &cur);
 	if (dead) {
 		/* A dead process's entry (residue after its exit record, or lost record). */
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
@@ -747,23 +775,27 @@ static void drop_moved_entries(struct session *s)
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct proc_entry *e, *next;
 	struct exited_proc *gone, *hit;
-	size_t i;
+	size_t i, n;
 
 	/* one pass over the table, with the exits sorted for lookup */
-	gone = malloc(s->nr_exits * sizeof(*gone));
+	gone = malloc((s->nr_exits + s->nr_marked) * sizeof(*gone));
 	if (!gone)
 		return;
-	for (i = 0; i < s->nr_exits; i++) {
-		gone[i].tgid = s->exits[i].key.tgid;
-		gone[i].start_ns = s->exits[i].total.start_ns;
-		gone[i].cgroup_id = s->exits[i].key.cgroup_id;
+	for (i = 0; i < s->nr_exits + s->nr_marked; i++) {
+		const struct pmbpf_exit *x =
+			i < s->nr_exits ? &s->exits[i] : &s->marked[i - s->nr_exits];
+
+		gone[i].tgid = x->key.tgid;
+		gone[i].start_ns = x->total.start_ns;
+		gone[i].cgroup_id = x->key.cgroup_id;
 	}
-	qsort(gone, s->nr_exits, sizeof(*gone), cmp_exited);
+	n = s->nr_exits + s->nr_marked;
+	qsort(gone, n, sizeof(*gone), cmp_exited);
 	for (e = proctable__next(&s->table, NULL); e; e = next) {
 		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
 
 		next = proctable__next(&s->table, e);
-		hit = bsearch(&key, gone, s->nr_exits, sizeof(*gone), cmp_exited);
+		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
 		if (!hit || hit->cgroup_id == e->key.cgroup_id)
 			continue;
 		bpf_map_delete_elem(fd, &e->key);
@@ -778,8 +810,9 @@ static int on_exits(struct session *s)
 	size_t i;
 	int err;
 
-	if (s->nr_exits)
+	if (s->nr_exits || s->nr_marked)
 		drop_moved_entries(s);
+	s->nr_marked = 0;
 
 	for (i = 0; i < s->nr_exits; i++) {
 		struct pmbpf_exit *x = &s->exits[i];
@@ -1115,5 +1148,6 @@ void session__close(struct session *s)
 	free(s->vals);
 	free(s->exits);
 	free(s->graves);
+	free(s->marked);
 	free(s);
 }
