@@ -144,11 +144,13 @@ static void check_features(struct doctor *d)
 		add(d, "kernel-features", ST_FAIL, "missing %s (since Linux %s): pmbpf cannot load",
 		    features__table[missing].name, features__table[missing].since);
 	if (!features__exit_records(&d->feat))
-		meaning_add(d,
-			    "exits: this kernel cannot sum an exited process over CPUs in BPF (bpf_loop 5.17, map_lookup_percpu_elem 5.19): a process's last counts are reported at the next read instead of through the ring buffer; nothing is lost, and a PID reused in the same cgroup before that read is merged with the exited one");
+		meaning_add(
+			d,
+			"exits: this kernel cannot sum an exited process over CPUs in BPF (bpf_loop 5.17, map_lookup_percpu_elem 5.19): a process's last counts are reported at the next read instead of through the ring buffer; nothing is lost, and a PID reused in the same cgroup before that read is merged with the exited one");
 	if (d->feat.on[FEAT_TP_BTF] && !d->feat.on[FEAT_TASK_STORAGE])
-		meaning_add(d,
-			    "no task storage (5.11): raw_tp programs with a per-thread hash are used: same figures, more cost per context switch");
+		meaning_add(
+			d,
+			"no task storage (5.11): raw_tp programs with a per-thread hash are used: same figures, more cost per context switch");
 }
 
 static void check_cgroup(struct doctor *d)

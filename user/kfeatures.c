@@ -22,10 +22,9 @@ const struct feature features__table[FEAT_NR] = {
 				   "flush: each CPU credits its running task before a read",
 				   "pmbpf cannot load" },
 	[FEAT_READ_VALUE] = { "perf_event_read_value", "4.15", true,
-			      "counter readings with enabled/running times",
-			      "pmbpf cannot load" },
-	[FEAT_CGROUP_ID] = { "get_current_cgroup_id", "4.18", true,
-			     "cgroup of each process entry", "pmbpf cannot load" },
+			      "counter readings with enabled/running times", "pmbpf cannot load" },
+	[FEAT_CGROUP_ID] = { "get_current_cgroup_id", "4.18", true, "cgroup of each process entry",
+			     "pmbpf cannot load" },
 	[FEAT_TP_BTF] = { "tp_btf", "5.5", false,
 			  "BTF-typed tracepoints: plain loads instead of probe reads",
 			  "raw_tp tracepoints: same figures, more cost per context switch" },
@@ -118,8 +117,8 @@ void features__probe(struct features *f)
 	memset(f, 0, sizeof(*f));
 	f->on[FEAT_BTF] = btf != NULL;
 	if (btf) {
-		f->on[FEAT_TP_BTF] = btf__find_by_name_kind(btf, "btf_trace_sched_switch",
-							    BTF_KIND_TYPEDEF) > 0;
+		f->on[FEAT_TP_BTF] =
+			btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
 		f->on[FEAT_CGROUP_ANCESTORS] = btf_has_member(btf, "cgroup", "ancestors");
 		f->on[FEAT_SWITCH_PREV_STATE] = btf_switch_has_prev_state(btf);
 		btf__free(btf);

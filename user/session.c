@@ -264,8 +264,8 @@ static int attach(struct session *s)
 	if (features__exit_records(&s->feat))
 		progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
 	else
-		progs[2] = s->tp_btf ? s->skel->progs.switch_btf_mark :
-				       s->skel->progs.switch_raw_mark;
+		progs[2] =
+			s->tp_btf ? s->skel->progs.switch_btf_mark : s->skel->progs.switch_raw_mark;
 	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
 	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
 	for (i = 0; i < 5; i++) {
@@ -1075,7 +1075,8 @@ static __u64 map_memlock(int fd)
 	return v;
 }
 
-int session__map_memory(const struct session *s, struct map_memory *out, int max, __u64 *total_bytes)
+int session__map_memory(const struct session *s, struct map_memory *out, int max,
+			__u64 *total_bytes)
 {
 	const struct bpf_map *map;
 	__u64 total = 0;
