@@ -39,7 +39,11 @@ const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
-/* Counter fds, index event * nr_cpus + cpu; filled by userspace. */
+/*
+ * Counter fds, index (bank * nr_events + event) * nr_cpus + cpu; filled by
+ * userspace. A CPU's counters die when it goes offline: userspace reopens
+ * them in the CPU's other bank and runs rebase there.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -63,7 +67,7 @@ struct cpu_state {
 	__u32 span_tgid; /* the process span_cgid was taken for */
 	__u32 pad2;
 	__u32 valid;
-	__u32 pad;
+	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -304,6 +308,11 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	return c;
 }
 
+static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __u32 cpu)
+{
+	return ((st->bank & 1) * nr_events + i) * nr_cpus + cpu;
+}
+
 /*
  * Credit everything since this CPU's last attribution point to c (when not
  * NULL), and make now the new attribution point.
@@ -362,13 +371,14 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		} else if (ev_timed[i]) {
-			if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
+			if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v,
+						      sizeof(v))) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
 			}
 		} else {
 			/* errors come back as -errno in the value */
-			v.counter = bpf_perf_event_read(&events, i * nr_cpus + cpu);
+			v.counter = bpf_perf_event_read(&events, event_index(st, i, cpu));
 			if ((__s64)v.counter < 0 && (__s64)v.counter >= -4095) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
@@ -715,6 +725,47 @@ int flush(void *ctx)
 {
 	stat_inc(PMBPF_STAT_FLUSHES);
 	return credit_current();
+}
+
+/* What rebase read from the new counters; userspace's system-wide baseline. */
+struct pmbpf_reading rebase_readings[PMBPF_MAX_EVENTS];
+
+/*
+ * Run by userspace (BPF_PROG_TEST_RUN on the CPU, where no switch can
+ * interleave) after it opened a returning CPU's counters in its other bank:
+ * switch to them, and make their current readings the starting point, so
+ * that the next delta is neither negative nor the counts of the dead ones.
+ * Clock events are spans measured here: their starting points stay.
+ */
+SEC("raw_tp")
+int rebase(void *ctx)
+{
+	struct bpf_perf_event_value v;
+	struct cpu_state *st;
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), i;
+
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 1;
+	st->bank ^= 1;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		__builtin_memset(&v, 0, sizeof(v));
+		if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v, sizeof(v)))
+			stat_inc(PMBPF_STAT_READ_ERRORS);
+		rebase_readings[i].value = v.counter;
+		rebase_readings[i].enabled = v.enabled;
+		rebase_readings[i].running = v.running;
+		if (ev_clock[i])
+			continue;
+		st->last[i].value = v.counter;
+		if (ev_timed[i]) {
+			st->last[i].enabled = v.enabled;
+			st->last[i].running = v.running;
+		}
+	}
+	return 0;
 }
 
 /*

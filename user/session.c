@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "cgroup.h"
 #include "container.h"
@@ -58,6 +59,8 @@ struct session {
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
 	int nr_online;
+	bool *stale; /* CPUs whose counters stopped (went offline): reopen when online */
+	__u8 *bank; /* the half of the events map each CPU's counters are in */
 	struct event_info ev[PMBPF_MAX_EVENTS];
 	int nr_events;
 	int nr_slots;
@@ -204,7 +207,9 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
 	}
-	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
+	/* two banks: a returning CPU's counters are reopened in the other (cpus_refresh) */
+	bpf_map__set_max_entries(skel->maps.events,
+				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
 	choose_programs(s, skel, tp_btf);
 	err = pmbpf_bpf__load(skel);
@@ -315,6 +320,9 @@ static void read_system(struct session *s, struct snapshot *snap)
 
 			if (s->fds[i] < 0 || read(s->fds[i], buf, sizeof(buf)) != sizeof(buf))
 				continue;
+			/* a CPU's counter runs while it is online; offline kills it */
+			if (buf[1] == s->sys_last[i].enabled)
+				s->stale[cpu] = true;
 			if (snap) {
 				snap->system[ev].value += buf[0] - s->sys_last[i].value;
 				snap->system[ev].enabled += buf[1] - s->sys_last[i].enabled;
@@ -325,6 +333,88 @@ static void read_system(struct session *s, struct snapshot *snap)
 			s->sys_last[i].running = buf[2];
 		}
 	}
+}
+
+/*
+ * Counters of CPU cpu in the other bank, then rebase on that CPU. Returns
+ * 0, or -ENODEV/-ENXIO when the CPU went offline again (tried next time).
+ */
+static int cpu_reopen(struct session *s, int cpu)
+{
+	int map_fd = bpf_map__fd(s->skel->maps.events), slot, err = 0;
+	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+
+	for (slot = 0; slot < s->nr_slots; slot++)
+		fds[slot] = -1;
+	for (slot = 0; slot < s->nr_slots && !err; slot++) {
+		const struct event_spec *spec = &s->ev[s->slot_event[slot]].spec;
+		struct perf_event_attr attr = {
+			.size = sizeof(attr),
+			.type = spec->type,
+			.config = spec->config,
+			.read_format =
+				PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+		};
+		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
+		long fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		fds[slot] = (int)fd;
+		if (bpf_map_update_elem(map_fd, &idx, &fds[slot], BPF_ANY))
+			err = -errno;
+	}
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.rebase), &opts))
+		err = -errno;
+	if (err) {
+		for (slot = 0; slot < s->nr_slots; slot++)
+			if (fds[slot] >= 0)
+				close(fds[slot]);
+		return err;
+	}
+	s->bank[cpu] = bank;
+	for (slot = 0; slot < s->nr_slots; slot++) {
+		int i = slot * s->nr_cpus + cpu;
+
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = fds[slot];
+		s->sys_last[i] = s->skel->bss->rebase_readings[slot];
+	}
+	s->stale[cpu] = false;
+	return 0;
+}
+
+/*
+ * CPU hotplug: a CPU that went offline lost its counters (the kernel stops
+ * them and does not restart them); once it is online again they are opened
+ * anew, as are those of CPUs that were offline when the session started.
+ */
+static int cpus_refresh(struct session *s)
+{
+	int cpu, err;
+
+	err = cpus__online(s->online, s->nr_cpus);
+	if (err)
+		return err;
+	s->nr_online = 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->nr_online += s->online[cpu];
+		if (!s->online[cpu] || !s->nr_slots)
+			continue;
+		if (!s->stale[cpu] && s->fds[cpu] >= 0)
+			continue;
+		err = cpu_reopen(s, cpu);
+		if (err && err != -ENODEV && err != -ENXIO) {
+			fprintf(stderr, "pmbpf: cannot reopen the counters of CPU %d: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int on_exit_record(void *ctx, void *data, size_t len)
@@ -363,7 +453,9 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 	s->online = calloc(s->nr_cpus, sizeof(*s->online));
-	if (!s->online) {
+	s->stale = calloc(s->nr_cpus, sizeof(*s->stale));
+	s->bank = calloc(s->nr_cpus, sizeof(*s->bank));
+	if (!s->online || !s->stale || !s->bank) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -972,6 +1064,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	if (err)
 		return err;
 	read_system(s, snap);
+	err = cpus_refresh(s);
+	if (err)
+		return err;
 	now = now_ns(CLOCK_MONOTONIC);
 	snap->interval_ns = now - s->last_mono;
 	s->last_mono = now;
@@ -1145,6 +1240,8 @@ void session__close(struct session *s)
 	free(s->fds);
 	free(s->sys_last);
 	free(s->online);
+	free(s->stale);
+	free(s->bank);
 	free(s->keys);
 	free(s->vals);
 	free(s->exits);
