@@ -70,6 +70,7 @@ struct cpu_state {
 	__u32 span_want; /* that thread was monitored when its span started */
 	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
 	__u32 pad;
+	__u64 refresh_jiffies; /* tick of the last refresh between unmonitored tasks */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -272,11 +273,12 @@ static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 
  * Without a filter that point is the previous switch, and crediting the
  * whole span to the task leaving keeps every count conserved (the task the
  * CPU saw switch in loses its last bit). With a filter, unmonitored tasks
- * are not followed, so on_switch() moves that point forward at least every
- * REFRESH_NS; the span's time is then the task's own run time since it was
- * picked, as the scheduler measured it (CFS sets prev_sum_exec_runtime at
- * pick), and its counters get the delta since that point (at most
- * REFRESH_NS of other tasks' counts). Returns 0 when the span is exact.
+ * are not followed, so on_switch() moves that point forward at the first
+ * switch of every tick; the span's time is then the task's own run time
+ * since it was picked, as the scheduler measured it (CFS sets
+ * prev_sum_exec_runtime at pick), and its counters get the delta since
+ * that point (other tasks' counts of at most the last span before it).
+ * Returns 0 when the span is exact.
  */
 static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct task_struct *t,
 						 __u32 pid, const bool btf)
@@ -341,9 +343,6 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 		c->folded++;
 	return c;
 }
-
-/* With a filter: the longest a CPU's attribution point may lag between two unmonitored tasks */
-#define REFRESH_NS 1000000ULL
 
 /*
  * The entry of the task whose switch-in this CPU saw last, when it is
@@ -569,18 +568,20 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	next_want = wanted(next, next_tgid, btf);
 	/*
 	 * Filtering: counters are read only where a monitored task's span
-	 * starts or ends, or when this CPU's attribution point is older than
-	 * REFRESH_NS (see unseen_span_runtime()); otherwise nothing is done
-	 * between two others.
+	 * starts or ends, and at the first switch of each tick, so that this
+	 * CPU's attribution point is never old (see unseen_span_runtime());
+	 * otherwise nothing is done between two others. Jiffies, not the
+	 * clock: reading the clock here cost ~45 ns per switch.
 	 */
 	if (!want && !next_want) {
 		st = bpf_map_lookup_elem(&cpu_states, &zero);
 		if (!st || !st->valid)
 			return 0;
-		now = bpf_ktime_get_ns();
-		if (now - st->last_ns < REFRESH_NS)
+		cgid = bpf_jiffies64();
+		if (cgid == st->refresh_jiffies)
 			return 0;
-		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), now, 0);
+		st->refresh_jiffies = cgid;
+		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), 0);
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		st->span_want = 0;
 		return 0;
