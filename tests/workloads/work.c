@@ -6,8 +6,10 @@
  *   work touch PAGES          touch PAGES fresh pages, once each
  *   work sleep K USEC         sleep K times for USEC microseconds
  *   work burn MS              burn MS milliseconds of CPU time
- *   work spin SECONDS         busy loop for SECONDS of wall time
- *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits
+ *   work spin SECONDS [TRACE] busy loop for SECONDS of wall time; with TRACE, write
+ *                             "realtime_ns cpu_ns" to that file every millisecond
+ *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits;
+ *                             prints each one's page faults (wait4)
  *   work fleet N PAGES SECONDS
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
@@ -203,18 +205,33 @@ int main(int argc, char **argv)
 			x++;
 		report("burn");
 	} else if (!strcmp(argv[1], "spin")) {
-		double end = now(CLOCK_MONOTONIC) + atof(argv[2]);
+		double end = now(CLOCK_MONOTONIC) + atof(argv[2]), t, last = 0;
 		volatile unsigned long x = 0;
+		FILE *trace = argc > 3 ? fopen(argv[3], "w") : NULL;
 
-		while (now(CLOCK_MONOTONIC) < end)
+		if (argc > 3 && !trace) {
+			perror(argv[3]);
+			return 1;
+		}
+		while ((t = now(CLOCK_MONOTONIC)) < end) {
 			for (int i = 0; i < 100000; i++)
 				x++;
+			/* buffered: written out at the end */
+			if (trace && t - last >= 1e-3) {
+				fprintf(trace, "%.0f %.0f\n", now(CLOCK_REALTIME) * 1e9,
+					now(CLOCK_PROCESS_CPUTIME_ID) * 1e9);
+				last = t;
+			}
+		}
+		if (trace)
+			fclose(trace);
 		report("spin");
 	} else if (!strcmp(argv[1], "gaps")) {
 		gaps(atol(argv[2]));
 		report("gaps");
 	} else if (!strcmp(argv[1], "spawn") && argc > 3) {
 		long n = atol(argv[2]), pages = atol(argv[3]), i;
+		struct rusage ru;
 
 		for (i = 0; i < n; i++) {
 			pid_t pid = fork();
@@ -227,8 +244,9 @@ int main(int argc, char **argv)
 				touch(pages);
 				_exit(0);
 			}
-			printf("{\"child\":%d}\n", pid);
-			waitpid(pid, NULL, 0);
+			wait4(pid, NULL, 0, &ru);
+			printf("{\"child\":%d,\"minflt\":%ld,\"majflt\":%ld}\n", pid, ru.ru_minflt,
+			       ru.ru_majflt);
 		}
 		report("spawn");
 	} else if (!strcmp(argv[1], "fleet") && argc > 4) {
