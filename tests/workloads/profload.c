@@ -65,24 +65,30 @@ __attribute__((noinline)) double prof_hot(double seconds)
 	return x;
 }
 
-/* The loop of prof_a() and prof_b(): the same instructions in both. */
-static inline __attribute__((always_inline)) void split_loop(long n)
+/*
+ * The loop of prof_a() and prof_b(): one function, so the very same code at
+ * the same address runs for both (two copies of a loop can run at different
+ * speeds, by their alignment alone); its caller tells them apart.
+ */
+__attribute__((noinline)) unsigned long prof_work(long n)
 {
 	volatile unsigned long x = 0;
 	long i;
 
 	for (i = 0; i < n; i++)
 		x += i;
+	return x;
 }
 
-__attribute__((noinline)) void prof_a(long n)
+/* Not tail calls: the caller's frame stays on the stack. */
+__attribute__((noinline)) unsigned long prof_a(long n)
 {
-	split_loop(n);
+	return prof_work(n) + 1;
 }
 
-__attribute__((noinline)) void prof_b(long n)
+__attribute__((noinline)) unsigned long prof_b(long n)
 {
-	split_loop(n);
+	return prof_work(n) + 2;
 }
 
 /*
@@ -117,7 +123,7 @@ __attribute__((noinline)) double prof_late(const char *lib, double seconds)
 
 	end = cpu_now() + 0.05;
 	while (cpu_now() < end)
-		split_loop(100000);
+		prof_work(100000);
 	h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	spin = h ? (double (*)(long))dlsym(h, "proflib_spin") : NULL;
 	if (!spin) {
