@@ -39,7 +39,11 @@ const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
-/* Counter fds, index event * nr_cpus + cpu; filled by userspace. */
+/*
+ * Counter fds, index (bank * nr_events + event) * nr_cpus + cpu; filled by
+ * userspace. A CPU's counters die when it goes offline: userspace reopens
+ * them in the CPU's other bank and runs rebase there.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -61,8 +65,10 @@ struct cpu_state {
 	__u32 pend_tgid; /* the process pend_offcpu_ns and pend_runq belong to */
 	__u64 span_cgid; /* cgroup of the running task when its span started */
 	__u32 span_tgid; /* the process span_cgid was taken for */
-	__u32 pad2;
+	__u32 span_pid; /* the thread whose switch-in started the span */
 	__u32 valid;
+	__u32 span_want; /* that thread was monitored when its span started */
+	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
 	__u32 pad;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
@@ -190,22 +196,52 @@ static __always_inline __u32 log2_slot(__u64 v)
 }
 
 /*
- * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
- * the filter cgroup (struct cgroup's ancestors[] since 6.0).
+ * struct cgroup before 6.0 kept its ancestors' ids (ancestor_ids[], which
+ * are kernfs ids, the ids pmbpf uses); commit 7f203bc89eb6 ("cgroup:
+ * Replace cgroup->ancestor_ids[] with ->ancestors[]") keeps pointers.
+ * As perf's bperf_cgroup.bpf.c: one flavour per layout, chosen by CO-RE.
  */
+struct cgroup___new {
+	int level;
+	struct cgroup *ancestors[];
+} __attribute__((preserve_access_index));
+
+struct cgroup___old {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The id of cg's ancestor at level (cg itself at its own level). */
+static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, __u32 level)
+{
+	struct cgroup___new *cg_new = (void *)cg;
+	struct cgroup___old *cg_old = (void *)cg;
+	struct cgroup *anc = NULL;
+	__u64 id = 0;
+
+	if (bpf_core_field_exists(cg_new->ancestors)) {
+		bpf_probe_read_kernel(&anc, sizeof(anc),
+				      (void *)cg + bpf_core_field_offset(cg_new->ancestors) +
+					      level * sizeof(anc));
+		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+	}
+	bpf_probe_read_kernel(&id, sizeof(id),
+			      (void *)cg + bpf_core_field_offset(cg_old->ancestor_ids) +
+				      level * sizeof(id));
+	return id;
+}
+
+/* In the subtree of filter_cgroup_id: its ancestor at the filter's level is the filter cgroup. */
 static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool btf)
 {
-	struct cgroup *cg, *anc = NULL;
+	struct cgroup *cg;
 	__u32 level = filter_cgroup_level;
 
 	/* tp_btf: plain loads through trusted pointers instead of probe reads */
 	cg = btf ? t->cgroups->dfl_cgrp : BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	if (!cg || (btf ? cg->level : BPF_CORE_READ(cg, level)) < (int)level || level > 4096)
 		return false;
-	bpf_probe_read_kernel(&anc, sizeof(anc),
-			      (void *)cg + bpf_core_field_offset(struct cgroup, ancestors) +
-				      level * sizeof(anc));
-	return anc && BPF_CORE_READ(anc, kn, id) == filter_cgroup_id;
+	return cgroup_ancestor_id(cg, level) == filter_cgroup_id;
 }
 
 static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool btf)
@@ -219,16 +255,48 @@ static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool
 
 /*
  * The cgroup a span is credited to: the one recorded when it started, if it
- * was recorded for this process; otherwise (a switch-in this CPU did not
- * see) the process's cgroup now.
+ * was recorded for this thread; otherwise (a switch-in this CPU did not see)
+ * the process's cgroup now.
  */
-static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 tgid)
+static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 tgid)
 {
-	if (st->valid && st->span_tgid == tgid)
+	if (st->span_pid == pid && st->span_tgid == tgid)
 		return st->span_cgid;
-	if (st->valid)
-		stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
 	return bpf_get_current_cgroup_id();
+}
+
+/*
+ * Seen on 6.18 (ftrace's own sched_switch events show it too): now and then
+ * a task comes on CPU with no sched_switch event, so this CPU's last
+ * attribution point can be older than the span of the task now leaving.
+ * Without a filter that point is the previous switch, and crediting the
+ * whole span to the task leaving keeps every count conserved (the task the
+ * CPU saw switch in loses its last bit). With a filter, unmonitored tasks
+ * are not followed, so on_switch() moves that point forward at least every
+ * REFRESH_NS; the span's time is then the task's own run time since it was
+ * picked, as the scheduler measured it (CFS sets prev_sum_exec_runtime at
+ * pick), and its counters get the delta since that point (at most
+ * REFRESH_NS of other tasks' counts). Returns 0 when the span is exact.
+ */
+static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct task_struct *t,
+						 __u32 pid, const bool btf)
+{
+	__u64 sum, prev_sum;
+
+	if (!st->valid || st->span_pid == pid)
+		return 0;
+	stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
+	if (!filter_tgid && !filter_cgroup_id)
+		return 0;
+	if (btf) {
+		sum = t->se.sum_exec_runtime;
+		prev_sum = t->se.prev_sum_exec_runtime;
+	} else {
+		sum = BPF_CORE_READ(t, se.sum_exec_runtime);
+		prev_sum = BPF_CORE_READ(t, se.prev_sum_exec_runtime);
+	}
+	/* at least 1 ns: 0 would mean "exact" to attribute() */
+	return sum > prev_sum ? sum - prev_sum : 1;
 }
 
 /* Look up, or create, the entry of the current process in its cgroup. */
@@ -274,19 +342,50 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	return c;
 }
 
+/* With a filter: the longest a CPU's attribution point may lag between two unmonitored tasks */
+#define REFRESH_NS 1000000ULL
+
+/*
+ * The entry of the task whose switch-in this CPU saw last, when it is
+ * monitored: it ran from there until the switch that was not seen.
+ */
+static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
+{
+	struct pmbpf_key key = {};
+
+	if (!st->valid || !st->span_want)
+		return NULL;
+	key.tgid = st->span_tgid;
+	key.cgroup_id = st->span_cgid;
+	return bpf_map_lookup_elem(&counts, &key);
+}
+
+static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __u32 cpu)
+{
+	return ((st->bank & 1) * nr_events + i) * nr_cpus + cpu;
+}
+
 /*
  * Credit everything since this CPU's last attribution point to c (when not
- * NULL), and make now the new attribution point.
+ * NULL), and make now the new attribution point. runtime, when not 0, is
+ * the task's own run time in a span whose start was not seen: c is
+ * credited that much time (on-CPU time, cpu-clock, task-clock) and rest,
+ * when not NULL, the remainder.
  */
-static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c, __u32 tgid,
-				      __u32 cpu, __u64 now)
+static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c,
+				      struct pmbpf_counts *rest, __u32 tgid, __u32 cpu, __u64 now,
+				      __u64 runtime)
 {
 	struct bpf_perf_event_value v;
-	__u64 span = now - st->last_ns;
+	__u64 span = now - st->last_ns, mine = span;
 	__u32 i;
 
+	if (runtime && runtime < span)
+		mine = runtime;
+	if (rest && st->valid)
+		rest->oncpu_ns += span - mine;
 	if (c && st->valid) {
-		c->oncpu_ns += now - st->last_ns;
+		c->oncpu_ns += mine;
 		c->nvcsw += st->pend_nvcsw;
 		c->nivcsw += st->pend_nivcsw;
 	}
@@ -332,13 +431,14 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		} else if (ev_timed[i]) {
-			if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
+			if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v,
+						      sizeof(v))) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
 			}
 		} else {
 			/* errors come back as -errno in the value */
-			v.counter = bpf_perf_event_read(&events, i * nr_cpus + cpu);
+			v.counter = bpf_perf_event_read(&events, event_index(st, i, cpu));
 			if ((__s64)v.counter < 0 && (__s64)v.counter >= -4095) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
@@ -346,7 +446,16 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		}
-		if (c && st->valid) {
+		if (c && st->valid && ev_clock[i]) {
+			c->ev[i].value += mine;
+			c->ev[i].enabled += mine;
+			c->ev[i].running += mine;
+			if (rest) {
+				rest->ev[i].value += span - mine;
+				rest->ev[i].enabled += span - mine;
+				rest->ev[i].running += span - mine;
+			}
+		} else if (c && st->valid) {
 			c->ev[i].value += v.counter - st->last[i].value;
 			c->ev[i].enabled += v.enabled - st->last[i].enabled;
 			c->ev[i].running += v.running - st->last[i].running;
@@ -396,17 +505,29 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	return 0;
 }
 
-/* The last thread of a process is gone: send its final counts, drop it. */
-static __always_inline void process_exit(__u32 tgid, __u64 cgid)
+/*
+ * The last thread of a process is gone: send its final counts, drop it.
+ * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
+ * and bpf_map_lookup_percpu_elem (5.19, commit 07343110b293); programs
+ * built with sum false (for older kernels) hold neither, and leave the
+ * entry marked dead for userspace to read and delete at its next read.
+ */
+static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 {
 	struct pmbpf_key key = {};
+	struct pmbpf_counts *c;
 	struct pmbpf_exit *e;
 	__u32 zero = 0;
 
 	key.tgid = tgid;
 	key.cgroup_id = cgid;
-	if (!bpf_map_lookup_elem(&counts, &key))
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
+	if (!sum) {
+		c->flags |= PMBPF_F_DEAD;
+		return;
+	}
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
@@ -417,8 +538,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 	bpf_loop(nr_cpus, sum_cpu, NULL, 0);
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
-		struct pmbpf_counts *c = bpf_map_lookup_elem(&counts, &key);
-
+		c = bpf_map_lookup_elem(&counts, &key);
 		/* Leave the entry for userspace to find and report as dead. */
 		if (c)
 			c->flags |= PMBPF_F_DEAD;
@@ -431,26 +551,40 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
-				     const bool btf)
+				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
-	struct pmbpf_counts *c = NULL;
+	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct task_ts *ts;
-	__u32 zero = 0, cpu, tgid, next_tgid;
-	__u64 cgid;
+	__u32 zero = 0, cpu, tgid, next_tgid, pid;
+	__u64 cgid, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	__u64 now, lat = 0, off = 0;
 
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	cgid = bpf_get_current_pid_tgid();
+	tgid = cgid >> 32;
+	pid = (__u32)cgid;
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
 	/*
 	 * Filtering: counters are read only where a monitored task's span
-	 * starts or ends; between two others nothing is done at all.
+	 * starts or ends, or when this CPU's attribution point is older than
+	 * REFRESH_NS (see unseen_span_runtime()); otherwise nothing is done
+	 * between two others.
 	 */
-	if (!want && !next_want)
+	if (!want && !next_want) {
+		st = bpf_map_lookup_elem(&cpu_states, &zero);
+		if (!st || !st->valid)
+			return 0;
+		now = bpf_ktime_get_ns();
+		if (now - st->last_ns < REFRESH_NS)
+			return 0;
+		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), now, 0);
+		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+		st->span_want = 0;
 		return 0;
+	}
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
@@ -463,11 +597,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	/* prev goes off CPU; when still runnable it waits in the run queue from now */
 	if (dead) {
-		if (!btf) {
-			__u32 pid = (__u32)bpf_get_current_pid_tgid();
-
+		if (!btf)
 			bpf_map_delete_elem(&task_ts_hash, &pid);
-		}
 	} else if (tgid && want) {
 		ts = ts_get(prev, true, btf);
 		if (ts) {
@@ -495,10 +626,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * Between threads of one process in one cgroup (same css_set) the
 	 * credit would go to the same entry: defer it to the next switch.
 	 */
-	if (!dead && !has_lat && want && st->valid && tgid == next_tgid &&
+	if (!dead && !has_lat && want && st->valid && tgid == next_tgid && st->span_pid == pid &&
 	    (btf ? prev->cgroups == next->cgroups :
 		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
+		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		return 0;
 	}
 
@@ -507,10 +639,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
 	 */
-	cgid = span_cgroup(st, tgid);
-	if (want)
+	if (want) {
+		runtime = unseen_span_runtime(st, prev, pid, btf);
+		cgid = span_cgroup(st, pid, tgid);
 		c = entry_get(tgid, cgid, prev);
-	attribute(st, c, tgid, cpu, now);
+		if (runtime)
+			rest = span_owner(st);
+	}
+	attribute(st, c, rest, tgid, cpu, now, runtime);
 	st->pend_offcpu_ns = off;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
@@ -518,24 +654,65 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->span_cgid = btf ? next->cgroups->dfl_cgrp->kn->id :
 			      BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 	st->span_tgid = next_tgid;
+	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	st->span_want = next_want;
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
-		process_exit(tgid, cgid);
+		process_exit(tgid, cgid, sum_exits);
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+/*
+ * sched_switch passes prev_state since 5.18 (commit fa2c3254d7cf,
+ * "sched/tracing: Don't re-read p->state when emitting sched_switch
+ * event"); before, the programs read it from the task, whose field was
+ * state until 5.14 (commit 2f064a59a11f, "sched: Change task_struct::state").
+ * The fourth argument is only touched where it exists: the verifier drops
+ * the other branch, and with it the access beyond the tracepoint's arguments.
+ */
+const volatile bool switch_has_prev_state = true;
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int switch_prev_state(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, true);
+	struct task_struct *prev = (void *)ctx[1];
+
+	if (switch_has_prev_state)
+		return ctx[3];
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return BPF_CORE_READ((struct task_struct___old *)prev, state);
+}
+
+#define SWITCH_ARGS(ctx) (bool)(ctx)[0], (void *)(ctx)[1], (void *)(ctx)[2], switch_prev_state(ctx)
+
+/* Exits summed here and sent through the ring buffer (5.19 and later). */
+SEC("tp_btf/sched_switch")
+int switch_btf(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), true, true);
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_raw(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, false);
+	return on_switch(SWITCH_ARGS(ctx), false, true);
+}
+
+/* Exits marked dead for userspace: kernels without bpf_loop or percpu lookups. */
+SEC("tp_btf/sched_switch")
+int switch_btf_mark(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), true, false);
+}
+
+SEC("raw_tp/sched_switch")
+int switch_raw_mark(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), false, false);
 }
 
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
@@ -602,26 +779,43 @@ int BPF_PROG(exec_raw)
 	return on_exec();
 }
 
-/* Credit the current task up to now, without counting a switch. */
-static __always_inline int credit_current(void)
+/*
+ * Credit the current task up to now, without counting a switch. moved: the
+ * task has just moved itself to another cgroup.
+ */
+static __always_inline int credit_current(bool moved)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pmbpf_counts *c;
+	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct cpu_state *st;
-	__u32 zero = 0, tgid;
-	__u64 cgid;
+	__u32 zero = 0, tgid, pid;
+	__u64 cgid, runtime;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
 		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	cgid = bpf_get_current_pid_tgid();
+	tgid = cgid >> 32;
+	pid = (__u32)cgid;
 	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
-	cgid = span_cgroup(st, tgid);
-	c = entry_get(tgid, cgid, task);
-	attribute(st, c, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns());
+	runtime = unseen_span_runtime(st, task, pid, false);
+	/*
+	 * A task that has just moved itself into the filter's subtree ran
+	 * outside it until now: nothing to credit (with no filter, span_want
+	 * is always 1 and the span goes to the cgroup it started in).
+	 */
+	if (!(moved && !runtime && !st->span_want)) {
+		cgid = span_cgroup(st, pid, tgid);
+		c = entry_get(tgid, cgid, task);
+		if (runtime)
+			rest = span_owner(st);
+	}
+	attribute(st, c, rest, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
+	st->span_pid = pid;
+	st->span_want = 1;
 	return 0;
 }
 
@@ -634,7 +828,48 @@ SEC("raw_tp")
 int flush(void *ctx)
 {
 	stat_inc(PMBPF_STAT_FLUSHES);
-	return credit_current();
+	return credit_current(false);
+}
+
+/* What rebase read from the new counters; userspace's system-wide baseline. */
+struct pmbpf_reading rebase_readings[PMBPF_MAX_EVENTS];
+
+/*
+ * Run by userspace (BPF_PROG_TEST_RUN on the CPU, where no switch can
+ * interleave) after it opened a returning CPU's counters in its other bank:
+ * switch to them, and make their current readings the starting point, so
+ * that the next delta is neither negative nor the counts of the dead ones.
+ * Clock events are spans measured here: their starting points stay.
+ */
+SEC("raw_tp")
+int rebase(void *ctx)
+{
+	struct bpf_perf_event_value v;
+	struct cpu_state *st;
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), i;
+
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 1;
+	st->bank ^= 1;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		__builtin_memset(&v, 0, sizeof(v));
+		if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v, sizeof(v)))
+			stat_inc(PMBPF_STAT_READ_ERRORS);
+		rebase_readings[i].value = v.counter;
+		rebase_readings[i].enabled = v.enabled;
+		rebase_readings[i].running = v.running;
+		if (ev_clock[i])
+			continue;
+		st->last[i].value = v.counter;
+		if (ev_timed[i]) {
+			st->last[i].enabled = v.enabled;
+			st->last[i].running = v.running;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -646,7 +881,7 @@ static __always_inline int on_cgroup_attach(__u32 moved_tgid)
 {
 	if (moved_tgid != bpf_get_current_pid_tgid() >> 32)
 		return 0;
-	return credit_current();
+	return credit_current(true);
 }
 
 SEC("tp_btf/cgroup_attach_task")

@@ -10,17 +10,31 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "cgroup.h"
 #include "container.h"
+#include "pmu.h"
+#include "kfeatures.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
+
+/*
+ * Default size of the counts map: a per-CPU hash takes entries x value size
+ * x possible CPUs of kernel memory, all of it allocated at load. Up to
+ * COUNTS_ENTRIES entries, fewer where that would exceed COUNTS_BUDGET
+ * (from 33 possible CPUs on): docs/kernels.md.
+ */
+#define COUNTS_ENTRIES 10240
+#define COUNTS_BUDGET  (128ULL << 20)
+#define COUNTS_MIN     256
 
 #define GRAVE_GENS  5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
@@ -47,10 +61,13 @@ struct session {
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
 	int nr_online;
+	bool *stale; /* CPUs whose counters stopped (went offline): reopen when online */
+	__u8 *bank; /* the half of the events map each CPU's counters are in */
 	struct event_info ev[PMBPF_MAX_EVENTS];
 	int nr_events;
 	int nr_slots;
 	int slot_event[PMBPF_MAX_EVENTS];
+	struct metric_sel metrics;
 	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
 	struct pmbpf_reading *sys_last; /* same layout */
 	struct ring_buffer *rb;
@@ -59,7 +76,9 @@ struct session {
 	__u64 gen;
 	__u64 last_mono;
 	bool tp_btf;
+	struct features feat;
 	__u32 max_procs;
+	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	/* batch read buffers */
 	struct pmbpf_key *keys;
 	char *vals;
@@ -70,14 +89,198 @@ struct session {
 	size_t nr_exits, cap_exits;
 	struct grave *graves;
 	size_t nr_graves, cap_graves;
+	/* entries the kernel marked dead in this collection (PMBPF_F_DEAD) */
+	struct pmbpf_exit *marked;
+	size_t nr_marked, cap_marked;
 	__u64 vanished;
 	struct snapshot *cur; /* the snapshot being filled */
 };
 
+/*
+ * The attr of event spec on cpu: the encoding of the PMU that counts on that
+ * CPU. Returns false when the event has no encoding for this CPU's core type.
+ */
+static bool event_attr(const struct event_spec *spec, int cpu, struct perf_event_attr *attr)
+{
+	const struct pmu *all, *core;
+	int nr, i;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->exclude_user = spec->exclude_user;
+	attr->exclude_kernel = spec->exclude_kernel;
+	attr->exclude_hv = spec->exclude_hv;
+	if (!spec->nr_enc) {
+		attr->type = spec->type;
+		attr->config = spec->config;
+		attr->config1 = spec->config1;
+		attr->config2 = spec->config2;
+		/* hybrid: a generic hardware event through this CPU's own core PMU */
+		if ((spec->type == PERF_TYPE_HARDWARE || spec->type == PERF_TYPE_HW_CACHE) &&
+		    pmus__nr_core() > 1 && (core = pmu__core_of_cpu(cpu)))
+			attr->config |= (__u64)core->type << 32;
+		return true;
+	}
+	all = pmus__all(&nr);
+	for (i = 0; i < spec->nr_enc; i++) {
+		const struct event_enc *e = &spec->enc[i];
+
+		if (e->pmu < 0 || e->pmu >= nr || !pmu__has_cpu(&all[e->pmu], cpu))
+			continue;
+		attr->type = e->type;
+		attr->config = e->config;
+		attr->config1 = e->config1;
+		attr->config2 = e->config2;
+		return true;
+	}
+	return false;
+}
+
+/* Where an event has no counter on a CPU (another core type): a counter that always reads 0. */
+static int placeholder(int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+	};
+
+	return (int)perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void close_slot(struct session *s, int slot)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int *fd = &s->fds[slot * s->nr_cpus + cpu];
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+/* The fd on cpu of the first counting event of group g, or -1. */
+static int group_leader_fd(struct session *s, int g, int cpu)
+{
+	int i;
+
+	if (g < 0)
+		return -1;
+	for (i = 0; i < s->nr_events; i++) {
+		struct perf_event_attr attr;
+
+		/* not an event that has only a placeholder on this CPU */
+		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 && s->ev[i].cpus > 0 &&
+		    event_attr(&s->ev[i].spec, cpu, &attr))
+			return s->fds[s->ev[i].slot * s->nr_cpus + cpu];
+	}
+	return -1;
+}
+
+/*
+ * A member added to a group that is already counting is not scheduled until
+ * the group is next scheduled in, which for software groups is never: so
+ * each leader is opened disabled and enabled once its members are in.
+ */
+static int enable_leaders(struct session *s)
+{
+	int i, cpu;
+
+	for (i = 0; i < s->nr_events; i++) {
+		const struct event_info *ev = &s->ev[i];
+
+		if (ev->spec.group < 0 || ev->slot < 0)
+			continue;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			int fd = s->fds[ev->slot * s->nr_cpus + cpu];
+
+			if (fd < 0 || group_leader_fd(s, ev->spec.group, cpu) != fd)
+				continue;
+			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+				fprintf(stderr, "pmbpf: cannot enable group of %s: %s\n",
+					ev->spec.name, strerror(errno));
+				return -errno;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Open event i on every online CPU in slot, as a member of its group where
+ * it has one. Returns 0 or a positive errno (nothing left open).
+ */
+static int open_event(struct session *s, int i, int slot, bool grouped)
+{
+	struct event_info *ev = &s->ev[i];
+	int cpu, err = 0;
+
+	ev->cpus = 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct perf_event_attr attr;
+		int leader = grouped ? group_leader_fd(s, ev->spec.group, cpu) : -1;
+		long fd;
+
+		if (!s->online[cpu])
+			continue;
+		if (!event_attr(&ev->spec, cpu, &attr)) {
+			fd = placeholder(cpu);
+		} else {
+			attr.disabled = grouped && ev->spec.group >= 0 && leader < 0;
+			fd = perf_event_open(&attr, -1, cpu, leader, PERF_FLAG_FD_CLOEXEC);
+			if (fd >= 0)
+				ev->cpus++;
+		}
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		s->fds[slot * s->nr_cpus + cpu] = (int)fd;
+	}
+	if (!err && !ev->cpus)
+		err = ENODEV; /* no CPU of its PMU is online */
+	if (err) {
+		close_slot(s, slot);
+		ev->cpus = 0;
+	}
+	return err;
+}
+
+static void group_names(struct session *s, int g, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	n += snprintf(buf, len, "{");
+	for (i = 0; i < s->nr_events && n < len; i++)
+		if (s->ev[i].spec.group == g)
+			n += snprintf(buf + n, len - n, "%s%s", n > 1 ? "," : "",
+				      s->ev[i].spec.name);
+	if (n < len)
+		snprintf(buf + n, len - n, "}");
+}
+
+/* An event before i in group g is counting: i would join it. */
+static bool group_has_member(const struct session *s, int g, int i)
+{
+	int k;
+
+	for (k = 0; g >= 0 && k < i; k++)
+		if (s->ev[k].spec.group == g && s->ev[k].slot >= 0)
+			return true;
+	return false;
+}
+
 static int open_events(struct session *s, const struct session_opts *o)
 {
 	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
-	int i, cpu;
+	bool default_split = false;
+	int i;
 
 	s->fds = malloc(sizeof(*s->fds) * n);
 	s->sys_last = calloc(n, sizeof(*s->sys_last));
@@ -86,41 +289,47 @@ static int open_events(struct session *s, const struct session_opts *o)
 	for (i = 0; i < (int)n; i++)
 		s->fds[i] = -1;
 
+	if (o->default_events && !pmu__available())
+		fprintf(stderr,
+			"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
+			") instead of " DEFAULT_EVENTS "\n");
+	s->nr_events = o->nr_events;
+	for (i = 0; i < o->nr_events; i++) {
+		s->ev[i].spec = o->events[i];
+		s->ev[i].slot = -1;
+	}
 	for (i = 0; i < o->nr_events; i++) {
 		struct event_info *ev = &s->ev[i];
-		int slot = s->nr_slots, err = 0;
+		int slot = s->nr_slots, err;
+		bool member = group_has_member(s, ev->spec.group, i);
 
-		ev->spec = o->events[i];
-		ev->slot = -1;
-		for (cpu = 0; cpu < s->nr_cpus && !err; cpu++) {
-			struct perf_event_attr attr = {
-				.size = sizeof(attr),
-				.type = ev->spec.type,
-				.config = ev->spec.config,
-				.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-					       PERF_FORMAT_TOTAL_TIME_RUNNING,
-			};
-			long fd;
+		/* the slot is taken first: group_leader_fd looks events up by slot */
+		ev->slot = slot;
+		err = open_event(s, i, slot, true);
+		if (member && (err == EINVAL || err == ENOSPC) && !open_event(s, i, slot, false)) {
+			/* it opens alone: the group does not fit the PMU */
+			char names[256];
 
-			if (!s->online[cpu])
-				continue;
-			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				err = errno;
-				break;
+			close_slot(s, slot);
+			group_names(s, ev->spec.group, names, sizeof(names));
+			if (!o->default_events) {
+				fprintf(stderr,
+					"pmbpf: group %s does not fit the PMU's counters together: split it into smaller groups\n",
+					names);
+				return -E2BIG;
 			}
-			s->fds[slot * s->nr_cpus + cpu] = (int)fd;
+			if (!default_split)
+				fprintf(stderr,
+					"pmbpf: the default events do not fit one group on this PMU; counting %s outside the group\n",
+					ev->spec.name);
+			default_split = true;
+			ev->spec.group = -1;
+			err = open_event(s, i, slot, false);
 		}
 		ev->err = err;
 		ev->state = event_state__from_errno(err);
 		if (err) {
-			for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-				int *fd = &s->fds[slot * s->nr_cpus + cpu];
-
-				if (*fd >= 0)
-					close(*fd);
-				*fd = -1;
-			}
+			ev->slot = -1;
 			if (ev->state == EVENT_ERROR) {
 				fprintf(stderr, "pmbpf: cannot open event %s: %s\n", ev->spec.name,
 					strerror(err));
@@ -128,12 +337,47 @@ static int open_events(struct session *s, const struct session_opts *o)
 			}
 			continue;
 		}
-		ev->slot = slot;
 		s->slot_event[slot] = i;
 		s->nr_slots++;
 	}
-	s->nr_events = o->nr_events;
-	return 0;
+	return enable_leaders(s);
+}
+
+static bool group_has_hw(const struct session *s, int g)
+{
+	int i;
+
+	for (i = 0; g >= 0 && i < s->nr_events; i++)
+		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 &&
+		    s->ev[i].spec.type != PERF_TYPE_SOFTWARE &&
+		    s->ev[i].spec.type != PERF_TYPE_TRACEPOINT)
+			return true;
+	return false;
+}
+
+/*
+ * One flavour of each program: tp_btf or raw_tp, and a sched_switch program
+ * that sums exits in BPF only where the kernel can (kfeatures.h). The
+ * per-thread timestamp map of the other flavour is not created.
+ */
+static void choose_programs(struct session *s, struct pmbpf_bpf *skel, bool tp_btf)
+{
+	bool sum = features__exit_records(&s->feat);
+
+	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_btf_mark, tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_raw_mark, !tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
 }
 
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
@@ -152,29 +396,25 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	for (i = 0; i < s->nr_slots; i++) {
 		const struct event_spec *spec = &s->ev[s->slot_event[i]].spec;
 
-		skel->rodata->ev_timed[i] = spec->type != PERF_TYPE_SOFTWARE;
+		/* software and tracepoint counters never multiplex, unless a hardware leader does */
+		skel->rodata->ev_timed[i] =
+			(spec->type != PERF_TYPE_SOFTWARE && spec->type != PERF_TYPE_TRACEPOINT) ||
+			group_has_hw(s, spec->group);
 		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
 	}
+	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
 	}
-	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
+	/* two banks: a returning CPU's counters are reopened in the other (cpus_refresh) */
+	bpf_map__set_max_entries(skel->maps.events,
+				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
-	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
-
+	choose_programs(s, skel, tp_btf);
 	err = pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
@@ -229,7 +469,11 @@ static int attach(struct session *s)
 	/* Wakeups first, so no switch-in finds a half-set timestamp. */
 	progs[0] = s->tp_btf ? s->skel->progs.wakeup_btf : s->skel->progs.wakeup_raw;
 	progs[1] = s->tp_btf ? s->skel->progs.wakeup_new_btf : s->skel->progs.wakeup_new_raw;
-	progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	if (features__exit_records(&s->feat))
+		progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	else
+		progs[2] =
+			s->tp_btf ? s->skel->progs.switch_btf_mark : s->skel->progs.switch_raw_mark;
 	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
 	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
 	for (i = 0; i < 5; i++) {
@@ -279,6 +523,9 @@ static void read_system(struct session *s, struct snapshot *snap)
 
 			if (s->fds[i] < 0 || read(s->fds[i], buf, sizeof(buf)) != sizeof(buf))
 				continue;
+			/* a CPU's counter runs while it is online; offline kills it */
+			if (buf[1] == s->sys_last[i].enabled)
+				s->stale[cpu] = true;
 			if (snap) {
 				snap->system[ev].value += buf[0] - s->sys_last[i].value;
 				snap->system[ev].enabled += buf[1] - s->sys_last[i].enabled;
@@ -289,6 +536,90 @@ static void read_system(struct session *s, struct snapshot *snap)
 			s->sys_last[i].running = buf[2];
 		}
 	}
+}
+
+/*
+ * Counters of CPU cpu in the other bank, then rebase on that CPU. Returns
+ * 0, or -ENODEV/-ENXIO when the CPU went offline again (tried next time).
+ */
+static int cpu_reopen(struct session *s, int cpu)
+{
+	int map_fd = bpf_map__fd(s->skel->maps.events), slot, err = 0;
+	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+
+	for (slot = 0; slot < s->nr_slots; slot++)
+		fds[slot] = -1;
+	for (slot = 0; slot < s->nr_slots && !err; slot++) {
+		const struct event_spec *spec = &s->ev[s->slot_event[slot]].spec;
+		struct perf_event_attr attr;
+		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
+		long fd;
+
+		/* reopened alone: a returning CPU's groups are not formed again */
+		if (event_attr(spec, cpu, &attr)) {
+			attr.disabled = 0;
+			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		} else {
+			fd = placeholder(cpu);
+		}
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		fds[slot] = (int)fd;
+		if (bpf_map_update_elem(map_fd, &idx, &fds[slot], BPF_ANY))
+			err = -errno;
+	}
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.rebase), &opts))
+		err = -errno;
+	if (err) {
+		for (slot = 0; slot < s->nr_slots; slot++)
+			if (fds[slot] >= 0)
+				close(fds[slot]);
+		return err;
+	}
+	s->bank[cpu] = bank;
+	for (slot = 0; slot < s->nr_slots; slot++) {
+		int i = slot * s->nr_cpus + cpu;
+
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = fds[slot];
+		s->sys_last[i] = s->skel->bss->rebase_readings[slot];
+	}
+	s->stale[cpu] = false;
+	return 0;
+}
+
+/*
+ * CPU hotplug: a CPU that went offline lost its counters (the kernel stops
+ * them and does not restart them); once it is online again they are opened
+ * anew, as are those of CPUs that were offline when the session started.
+ */
+static int cpus_refresh(struct session *s)
+{
+	int cpu, err;
+
+	err = cpus__online(s->online, s->nr_cpus);
+	if (err)
+		return err;
+	s->nr_online = 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->nr_online += s->online[cpu];
+		if (!s->online[cpu] || !s->nr_slots)
+			continue;
+		if (!s->stale[cpu] && s->fds[cpu] >= 0)
+			continue;
+		err = cpu_reopen(s, cpu);
+		if (err && err != -ENODEV && err != -ENXIO) {
+			fprintf(stderr, "pmbpf: cannot reopen the counters of CPU %d: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int on_exit_record(void *ctx, void *data, size_t len)
@@ -320,7 +651,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->max_procs = o->max_procs ? o->max_procs : 10240;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
@@ -328,7 +658,9 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 	s->online = calloc(s->nr_cpus, sizeof(*s->online));
-	if (!s->online) {
+	s->stale = calloc(s->nr_cpus, sizeof(*s->stale));
+	s->bank = calloc(s->nr_cpus, sizeof(*s->bank));
+	if (!s->online || !s->stale || !s->bank) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -340,12 +672,24 @@ int session__open(struct session **sp, const struct session_opts *o)
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
 		s->nr_online += s->online[cpu];
 	s->stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
+	s->max_procs = o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus);
+	features__probe(&s->feat);
+	err = features__missing_required(&s->feat);
+	if (err >= 0) {
+		fprintf(stderr,
+			"pmbpf: this kernel lacks %s (since Linux %s), which pmbpf needs; pmbpf doctor lists what it has\n",
+			features__table[err].name, features__table[err].since);
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 
 	err = open_events(s, o);
 	if (err)
 		goto fail;
+	s->metrics = o->metrics;
+	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
-	if (!o->force_raw_tp && kernel__has_tp_btf()) {
+	if (!o->force_raw_tp && features__tp_btf_usable(&s->feat)) {
 		err = load(s, o, true);
 		if (err)
 			fprintf(stderr,
@@ -381,6 +725,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 
+	session__map_memory(s, NULL, 0, &s->map_bytes);
 	s->skel->bss->read_gen = 1;
 	err = attach(s);
 	if (err)
@@ -566,6 +911,28 @@ static void row_merge(struct session *s, struct proc_row *row, const struct pmbp
 	row->exited = true;
 }
 
+/*
+ * A process the kernel marked dead instead of sending its exit record (lost
+ * record, or a kernel that cannot sum it): its entries in other cgroups go
+ * too (drop_moved_entries).
+ */
+static void marked_add(struct session *s, const struct pmbpf_key *key,
+		       const struct pmbpf_counts *cum)
+{
+	if (s->nr_marked == s->cap_marked) {
+		size_t cap = s->cap_marked ? s->cap_marked * 2 : 64;
+		struct pmbpf_exit *m = realloc(s->marked, cap * sizeof(*m));
+
+		if (!m)
+			return;
+		s->marked = m;
+		s->cap_marked = cap;
+	}
+	s->marked[s->nr_marked].key = *key;
+	s->marked[s->nr_marked].total.start_ns = cum->start_ns;
+	s->nr_marked++;
+}
+
 /* One entry of the counts map, summed over CPUs. */
 static int on_entry(struct session *s, const struct pmbpf_key *key, const char *vals)
 {
@@ -602,6 +969,8 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		e->row_gen = s->gen;
 		e->row = s->cur->nr_rows - 1;
 	}
+	if (cur.flags & PMBPF_F_DEAD)
+		marked_add(s, key, &cur);
 	if (dead) {
 		/* A dead process's entry (residue after its exit record, or lost record). */
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
@@ -705,23 +1074,27 @@ static void drop_moved_entries(struct session *s)
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct proc_entry *e, *next;
 	struct exited_proc *gone, *hit;
-	size_t i;
+	size_t i, n;
 
 	/* one pass over the table, with the exits sorted for lookup */
-	gone = malloc(s->nr_exits * sizeof(*gone));
+	gone = malloc((s->nr_exits + s->nr_marked) * sizeof(*gone));
 	if (!gone)
 		return;
-	for (i = 0; i < s->nr_exits; i++) {
-		gone[i].tgid = s->exits[i].key.tgid;
-		gone[i].start_ns = s->exits[i].total.start_ns;
-		gone[i].cgroup_id = s->exits[i].key.cgroup_id;
+	for (i = 0; i < s->nr_exits + s->nr_marked; i++) {
+		const struct pmbpf_exit *x =
+			i < s->nr_exits ? &s->exits[i] : &s->marked[i - s->nr_exits];
+
+		gone[i].tgid = x->key.tgid;
+		gone[i].start_ns = x->total.start_ns;
+		gone[i].cgroup_id = x->key.cgroup_id;
 	}
-	qsort(gone, s->nr_exits, sizeof(*gone), cmp_exited);
+	n = s->nr_exits + s->nr_marked;
+	qsort(gone, n, sizeof(*gone), cmp_exited);
 	for (e = proctable__next(&s->table, NULL); e; e = next) {
 		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
 
 		next = proctable__next(&s->table, e);
-		hit = bsearch(&key, gone, s->nr_exits, sizeof(*gone), cmp_exited);
+		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
 		if (!hit || hit->cgroup_id == e->key.cgroup_id)
 			continue;
 		bpf_map_delete_elem(fd, &e->key);
@@ -736,8 +1109,9 @@ static int on_exits(struct session *s)
 	size_t i;
 	int err;
 
-	if (s->nr_exits)
+	if (s->nr_exits || s->nr_marked)
 		drop_moved_entries(s);
+	s->nr_marked = 0;
 
 	for (i = 0; i < s->nr_exits; i++) {
 		struct pmbpf_exit *x = &s->exits[i];
@@ -897,6 +1271,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	if (err)
 		return err;
 	read_system(s, snap);
+	err = cpus_refresh(s);
+	if (err)
+		return err;
 	now = now_ns(CLOCK_MONOTONIC);
 	snap->interval_ns = now - s->last_mono;
 	s->last_mono = now;
@@ -934,9 +1311,11 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->nr_cpus = s->nr_online;
 	snap->nr_events = s->nr_events;
 	snap->events = s->ev;
+	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
 	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;
+	snap->map_bytes = s->map_bytes;
 	snap->vanished = s->vanished;
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	s->cur = NULL;
@@ -951,16 +1330,7 @@ const struct event_info *session__events(const struct session *s, int *nr)
 
 bool session__no_pmu(const struct session *s)
 {
-	int i, hw = 0;
-
-	for (i = 0; i < s->nr_events; i++) {
-		if (!(s->ev[i].spec.kind & EVENT_HW))
-			continue;
-		if (s->ev[i].state != EVENT_NOT_SUPPORTED)
-			return false;
-		hw++;
-	}
-	return hw > 0;
+	return !pmu__available();
 }
 
 bool session__hw_counting(const struct session *s)
@@ -971,6 +1341,78 @@ bool session__hw_counting(const struct session *s)
 		if ((s->ev[i].spec.kind & EVENT_HW) && s->ev[i].state == EVENT_COUNTING)
 			return true;
 	return false;
+}
+
+__u32 session__default_max_procs(int possible_cpus)
+{
+	__u64 per_entry = ((sizeof(struct pmbpf_counts) + 7) & ~7ULL) * (unsigned int)possible_cpus;
+	__u64 n = COUNTS_BUDGET / (per_entry ? per_entry : 1);
+
+	return n > COUNTS_ENTRIES ? COUNTS_ENTRIES : n < COUNTS_MIN ? COUNTS_MIN : (__u32)n;
+}
+
+/* The kernel's own figure for a map: memlock in its fdinfo. */
+static __u64 map_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int session__map_memory(const struct session *s, struct map_memory *out, int max,
+			__u64 *total_bytes)
+{
+	const struct bpf_map *map;
+	__u64 total = 0;
+	int n = 0;
+
+	bpf_object__for_each_map(map, s->skel->obj)
+	{
+		int fd = bpf_map__fd(map);
+		__u64 bytes;
+
+		if (fd < 0)
+			continue; /* not created on this kernel */
+		bytes = map_memlock(fd);
+		total += bytes;
+		if (n < max) {
+			snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_map__name(map));
+			out[n].bytes = bytes;
+			out[n].max_entries = bpf_map__max_entries(map);
+			out[n].value_size = bpf_map__value_size(map);
+			out[n].percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ||
+					bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY;
+			n++;
+		}
+	}
+	if (total_bytes)
+		*total_bytes = total;
+	return n;
+}
+
+const struct features *session__features(const struct session *s)
+{
+	return &s->feat;
+}
+
+int session__possible_cpus(const struct session *s)
+{
+	return s->nr_cpus;
+}
+
+__u32 session__max_procs(const struct session *s)
+{
+	return s->max_procs;
 }
 
 const char *session__attach_kind(const struct session *s)
@@ -997,9 +1439,12 @@ void session__close(struct session *s)
 	free(s->fds);
 	free(s->sys_last);
 	free(s->online);
+	free(s->stale);
+	free(s->bank);
 	free(s->keys);
 	free(s->vals);
 	free(s->exits);
 	free(s->graves);
+	free(s->marked);
 	free(s);
 }

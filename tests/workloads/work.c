@@ -14,6 +14,8 @@
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
  *   work migrate A B MS        burn MS ms of CPU in cgroup directory A, then MS in B
+ *   work writes N             N write() calls of one byte to /dev/null (then its
+ *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
@@ -26,6 +28,7 @@
  * Every report also gives the wall time since main() started, and the task's
  * /proc/self/schedstat (run-queue wait and run count) at main() and at the end.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +235,21 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "gaps")) {
 		gaps(atol(argv[2]));
 		report("gaps");
+	} else if (!strcmp(argv[1], "writes")) {
+		long n = atol(argv[2]), i;
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd < 0) {
+			perror("/dev/null");
+			return 1;
+		}
+		for (i = 0; i < n; i++)
+			if (write(fd, "x", 1) != 1) {
+				perror("write");
+				return 1;
+			}
+		close(fd);
+		report("writes");
 	} else if (!strcmp(argv[1], "spawn") && argc > 3) {
 		long n = atol(argv[2]), pages = atol(argv[3]), i;
 		struct rusage ru;
