@@ -93,6 +93,26 @@ def work(*args, **kw):
     return [json.loads(line) for line in out.splitlines()]
 
 
+def final_figures(proc):
+    """Read a child's output to its end, then the kernel's final figures of it
+    while it is a zombie (exited, not yet reaped): /proc/PID/schedstat (on-CPU
+    ns, run-queue wait ns, times run) and the switch counts of /proc/PID/status.
+    Returns (report lines, figures); the child is reaped."""
+    out = proc.stdout.read()
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    with open(f"/proc/{proc.pid}/schedstat") as f:
+        oncpu, delay, runs = (int(x) for x in f.read().split()[:3])
+    fig = {"oncpu_ns": oncpu, "run_delay_ns": delay, "runs": runs}
+    with open(f"/proc/{proc.pid}/status") as f:
+        for line in f:
+            if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                k, v = line.split(":")
+                fig[k] = int(v)
+    proc.wait()
+    assert proc.returncode == 0, proc.returncode
+    return [json.loads(line) for line in out.splitlines()], fig
+
+
 @pytest.fixture
 def recorder():
     started = []

@@ -107,26 +107,82 @@ def run(*args, **kw):
 
 
 
+def expected_samples(freq, cpu_s):
+    """cpu-clock at F Hz samples a task every 1/F s of its CPU time (a fixed
+    period, not an adaptive one: perf turns a software clock's frequency into
+    its period)."""
+    return freq * cpu_s
+
+
 @needs_root
 def test_hot_function_and_shared_library_of_one_process(profiler, tmp_path):
-    """-p: only that process, >= 80% of its samples under prof_hot, the library named."""
+    """-p: only that process, F x its CPU seconds samples, >= 80% under prof_hot,
+    the library named.
+
+    The workload burns one second of CPU time (not of wall time: on a busy
+    machine it gets the same work, so the same samples).
+    """
+    freq = 999
     w = subprocess.Popen([PROFLOAD, "wait"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True)
     pid = json.loads(w.stdout.readline())["pid"]
-    p = profiler("-e", "cpu-clock", "-F", "999", "-p", pid)
+    p = profiler("-e", "cpu-clock", "-F", freq, "-p", pid)
     w.stdin.write("go\n")
     w.stdin.flush()
-    w.wait(30)
+    report = json.loads(w.stdout.readline())
+    w.wait(60)
     out = p.stop(sig=None)  # stops by itself when the process exits
     assert f"process {pid} exited" in p.stderr
     stacks = folded(out)
     assert stacks and all(s.startswith("profload;") for s in stacks), out
     samples = sum(stacks.values())
-    assert samples >= 0.5 * 999, p.stderr  # one CPU-second at 999 Hz
+    want = expected_samples(freq, report["cpu_s"])
+    assert abs(samples - want) <= 0.15 * want, (samples, want, p.stderr)
     assert share(stacks, "prof_hot") >= 0.80, out
     lib = sum(c for s, c in stacks.items() if s.endswith(";prof_hot;proflib_spin"))
     assert lib >= 0.05 * samples, out
     assert any(";main;prof_hot" in s for s in stacks), out
+
+
+@needs_root
+def test_known_split_between_two_functions(profiler):
+    """The same loop run 1 x N times from prof_a, 3 x N from prof_b, in turn: 25%
+    and 75% of the samples (within 5 points), F x CPU seconds of them (15%)."""
+    freq = 999
+    a, b = 100000, 300000
+    # about 1.5 CPU seconds (on this VM), 1,500 samples
+    w = subprocess.Popen([PROFLOAD, "wait-split", "12000", str(a), str(b)], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True)
+    pid = json.loads(w.stdout.readline())["pid"]
+    p = profiler("-e", "cpu-clock", "-F", freq, "-p", pid)
+    w.stdin.write("go\n")
+    w.stdin.flush()
+    report = json.loads(w.stdout.readline())
+    w.wait(60)
+    stacks = folded(p.stop(sig=None))
+    samples = sum(stacks.values())
+    want = expected_samples(freq, report["cpu_s"])
+    assert abs(samples - want) <= 0.15 * want, (samples, want)
+    # the same loop (prof_work), called from one or the other
+    in_a = sum(c for s, c in stacks.items() if ";prof_a;prof_work" in s)
+    in_b = sum(c for s, c in stacks.items() if ";prof_b;prof_work" in s)
+    assert in_a + in_b >= 0.9 * samples, stacks
+    got = in_a / (in_a + in_b)
+    assert abs(got - a / (a + b)) <= 0.05, (got, in_a, in_b, stacks)
+
+
+@needs_root
+def test_library_loaded_after_the_first_samples_is_named(profiler, tmp_path):
+    """The mappings are read at a process's first sample, but a library can
+    come later (the dynamic loader, dlopen): they are read again while it runs."""
+    lib = tmp_path / "libprofhot-late.so"
+    shutil.copy(PROFLIB, lib)
+    p = profiler("-F", "499")
+    r = json.loads(run(PROFLOAD, "late", lib, "1.5").stdout)
+    stacks = of_comm(folded(p.stop()), "profload")
+    mine = {s: c for s, c in stacks.items() if ";prof_late" in s}
+    assert mine, stacks
+    assert share(mine, "proflib_spin") >= 0.8, (r, mine)
 
 
 @needs_root
@@ -176,14 +232,39 @@ def cgroup2_mount():
     return None
 
 
+def perf_fault_share(data):
+    """The share of perf's cpu-clock samples of `work` in perf.data DATA that
+    are on the kernel's page fault path, and their number."""
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "comm,ip,sym"], check=True,
+                         capture_output=True, text=True).stdout
+    n = hit = 0
+    for sample in out.strip().split("\n\n"):
+        lines = sample.strip().splitlines()
+        if not lines or lines[0].split()[0] != "work":
+            continue
+        n += 1
+        hit += any(l.split()[-1] == "asm_exc_page_fault" for l in lines[1:] if l.split())
+    return hit, n
+
+
 @needs_root
-def test_page_faults_show_the_kernel_fault_path_in_a_cgroup(profiler):
-    """-G: only the container's processes; a fault-heavy one shows the fault path."""
+def test_page_faults_show_the_kernel_fault_path_in_a_cgroup(profiler, tmp_path):
+    """-G: only the container's processes; a fault-heavy one shows the fault
+    path in the share of its samples that perf shows for it.
+
+    perf samples the same processes at the same time (perf record runs them):
+    the share depends on the machine (on a paravirtualised guest the cost of a
+    fault partly shows at the faulting user instruction: 33-53% on the fault
+    path were seen here, not ~100%), so the reference is measured in the run.
+    """
+    if not shutil.which("perf"):
+        pytest.skip("perf is not installed (make deps installs linux-perf)")
     mount = cgroup2_mount()
     if not mount:
         pytest.skip("no cgroup v2 hierarchy is mounted")
     cg = os.path.join(mount, f"pmbpf-profile-test-{os.getpid()}")
     os.mkdir(cg)
+    hit = n = 0
     try:
         p = profiler("-F", "999", "-G", cg)
 
@@ -191,18 +272,26 @@ def test_page_faults_show_the_kernel_fault_path_in_a_cgroup(profiler):
             with open(os.path.join(cg, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
 
-        for _ in range(2):
-            subprocess.run([WORK, "touch", "200000"], check=True, capture_output=True,
-                           preexec_fn=enter)
+        for i in range(2):
+            data = str(tmp_path / f"perf{i}.data")
+            subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g", "-o",
+                            data, "--", WORK, "touch", "100000"], check=True,
+                           capture_output=True, preexec_fn=enter)
+            h, c = perf_fault_share(data)
+            hit, n = hit + h, n + c
         out = p.stop()
     finally:
         os.rmdir(cg)
-    # The child enters the cgroup before it executes work.
-    assert all(s.split(";")[0] in ("work", "python3") for s in folded(out)), out
+    # The child enters the cgroup before it executes perf, which runs work.
+    assert all(s.split(";")[0] in ("work", "perf", "perf-exec", "python3")
+               for s in folded(out)), out
     stacks = of_comm(folded(out), "work")
     faulting = sum(c for s, c in stacks.items()
                    if any("fault" in f and f.endswith("_[k]") for f in s.split(";")))
-    assert faulting >= 0.5 * sum(stacks.values()), out
+    got, reference = faulting / sum(stacks.values()), hit / n
+    # thousands of samples each: a binomial spread of about 1 point
+    assert n >= 1000 and reference >= 0.2, (reference, n)
+    assert abs(got - reference) <= 0.05, (got, reference)
     assert any(";touch;" in s and "asm_exc_page_fault_[k]" in s for s in stacks), out
 
 

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """pmbpf record against ground truth the tests create (software events: no PMU here)."""
+import bisect
 import csv
+import datetime
 import json
 import io
 import os
@@ -10,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, needs_root, work
+from conftest import PMBPF, WORK, final_figures, needs_root, work
 
 pytestmark = needs_root
 
@@ -48,18 +50,48 @@ def test_voluntary_switches(recorder):
 
 
 def test_cpu_burn_time_and_cpu_pct(recorder):
-    """A child that burns T ms of CPU is credited T ms of on-CPU, cpu-clock and task-clock."""
+    """A child that burns T ms of CPU is credited T ms of on-CPU, cpu-clock and task-clock.
+
+    The ground truth is the kernel's final figure of the child (read while it is
+    a zombie), so its exit path is in it too; the child exits in the middle of
+    an interval, and the row that carries its end says so (`exited`). (pmbpf
+    credits the clock events from the spans that oncpu_ns measures: each is
+    compared with the kernel's clock here, never with oncpu_ns.)
+    """
     ms = 600
-    rec = recorder("-e", "cpu-clock,task-clock", "-i", "0.2")
-    truth = work("burn", ms)[0]
+    rec = recorder("-e", "cpu-clock,task-clock", "-i", "0.4")
+    rec.wait_intervals(1)
+    time.sleep(0.1)  # away from an interval boundary
+    (truth,), kernel = final_figures(subprocess.Popen([WORK, "burn", str(ms)],
+                                                      stdout=subprocess.PIPE, text=True))
+    rec.wait_intervals(2)
     rec.stop()
     pid = truth["pid"]
-    cpu_ns = truth["cpu_ns"]
+    cpu_ns = kernel["oncpu_ns"]  # sum_exec_runtime, at the exit
+    assert cpu_ns >= ms * 1e6
+    rows = rec.rows(pid)
+    assert [r["exited"] for r in rows] == [False] * (len(rows) - 1) + [True], rows
     for field in ("oncpu_ns", "cpu-clock", "task-clock"):
         got = rec.total(pid, field)
-        assert abs(got - cpu_ns) <= 0.02 * cpu_ns + 3e6, (field, got, cpu_ns)
-    pct_seconds = sum(r["cpu_pct"] * r["interval_s"] / 100 for r in rec.rows(pid))
-    assert abs(pct_seconds * 1e9 - cpu_ns) <= 0.02 * cpu_ns + 3e6, (pct_seconds, cpu_ns)
+        assert abs(got - cpu_ns) <= 0.01 * cpu_ns + 1e6, (field, got, cpu_ns)
+    pct_seconds = sum(r["cpu_pct"] * r["interval_s"] / 100 for r in rows)
+    assert abs(pct_seconds * 1e9 - cpu_ns) <= 0.01 * cpu_ns + 1e6, (pct_seconds, cpu_ns)
+
+
+def collections(systems):
+    """The collections' durations (ms) at the ends of each interval, and per
+    interval the time (ns, all CPUs) in which a CPU's flush and the counters'
+    read are apart. The first interval starts at the session's first flush,
+    which is not timed: 5 ms are allowed for it."""
+    polls = [5.0] + [s["poll_ms"] for s in systems]
+    return polls, [(a + b) * 1e6 * s["cpus"] + 100e3
+                   for a, b, s in zip(polls, polls[1:], systems)]
+
+
+def count_slack(rates, jitter, i, cpus):
+    """What an event counts while interval i's collections run, at up to twice
+    the highest rate (per ns) of this and the next interval."""
+    return 2 + 2 * max(rates[i:i + 2]) * jitter[i] / cpus
 
 
 def test_conservation(recorder):
@@ -73,7 +105,11 @@ def test_conservation(recorder):
     systems = [r for r in recs if r["type"] == "system"]
     assert len(systems) >= 2
     checked = 0
-    for s in systems:
+    all_oncpu = all_expect = 0
+    polls, jitter = collections(systems)
+    rates = {ev: [s["events"][ev]["raw"] / (s["interval_s"] * 1e9) for s in systems]
+             for ev in SW.split(",")}
+    for i, s in enumerate(systems):
         rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
         for ev in SW.split(","):
             total = s["events"][ev]["raw"]
@@ -81,25 +117,43 @@ def test_conservation(recorder):
             if total == 0:
                 assert credited == 0
                 continue
-            # clocks: the counters and pmbpf's span clock are read microseconds apart
-            slack = 100e3 * s["cpus"] if ev.endswith("clock") else 2
+            # Each CPU's credits end at its flush; its counter is read (and the
+            # interval's end is timed) after all flushes: all within the
+            # collection at each end of the interval, whose duration pmbpf
+            # reports (poll_ms, about 0.4 ms; tens of ms when pmbpf itself is
+            # kept off the CPU on a busy host: 18 ms of cpu-clock and 106 page
+            # faults off were seen at load 7). What counts in that time is in
+            # one interval's total and the next one's credits: a clock counts
+            # 1 ns/ns on each CPU; other events at up to twice the highest rate
+            # of this and the next interval.
+            if ev.endswith("clock"):
+                slack = jitter[i]
+            else:
+                slack = count_slack(rates[ev], jitter, i, s["cpus"])
             assert abs(credited - total) <= 0.005 * total + slack, (ev, credited, total)
             checked += 1
-        # all CPUs' time, idle included; each CPU is flushed (IPI) a few
-        # microseconds apart from the timestamps that bound the interval
+        # all CPUs' time, idle included, within the same collections' time
         oncpu = sum(r["oncpu_ns"] for r in rows)
         expect = s["interval_s"] * 1e9 * s["cpus"]
-        assert abs(oncpu - expect) <= 0.005 * expect + 100e3 * s["cpus"], (oncpu, expect)
+        assert abs(oncpu - expect) <= 0.005 * expect + jitter[i], (oncpu, expect, s["poll_ms"])
+        all_oncpu += oncpu
+        all_expect += expect
     assert checked >= 4
+    # a collection's time moves credit from one interval to the next: over the
+    # whole run only the two ends' remain, so the total is checked tighter
+    ends = (polls[0] + polls[-1]) * 1e6 * systems[0]["cpus"]
+    assert abs(all_oncpu - all_expect) <= 0.0005 * all_expect + ends + 200e3, \
+        (all_oncpu, all_expect, ends)
 
 
 def test_short_lived_processes_all_reported(recorder):
-    """500 processes that touch N pages and exit between two reads each show N."""
+    """500 processes that touch N pages and exit between two reads each show
+    their own page faults: the kernel's count of each, from wait4()."""
     n, pages = 500, 200
     rec = recorder("-e", "page-faults", "-i", "2")
     out = work("spawn", n, pages)
     recs = rec.stop()
-    children = [o["child"] for o in out if "child" in o]
+    children = {o["child"]: o["minflt"] + o["majflt"] for o in out if "child" in o}
     assert len(children) == n
     by_pid = {}
     for r in recs:
@@ -110,52 +164,62 @@ def test_short_lived_processes_all_reported(recorder):
     for pid, rows in by_pid.items():
         assert sum(1 for r in rows if r["exited"]) == 1, rows
         faults = sum(r["events"]["page-faults"]["raw"] for r in rows)
-        assert pages <= faults <= pages + 150, (pid, faults)
+        # the kernel's count ends with the exit's last fault; the fork's own
+        # copy-on-write faults are the child's in both
+        assert pages <= faults and abs(faults - children[pid]) <= 2, (pid, faults, children[pid])
     sysrec = [r for r in recs if r["type"] == "system"][-1]
     assert sysrec["exit_records_lost"] == 0
 
 
-def test_pinned_busy_loop_steady(recorder):
+def iso_ns(stamp):
+    """A record's time (UTC, milliseconds) in ns since the epoch."""
+    t = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+    return t.replace(tzinfo=datetime.timezone.utc).timestamp() * 1e9
+
+
+def test_pinned_busy_loop_steady(recorder, tmp_path):
     """A task that never switches out shows its real share in every interval.
 
     Without the flush before each read it would show zero, then a spike. The
-    ground truth per interval is the task's own on-CPU time from
-    /proc/PID/schedstat, sampled as each interval's record arrives (so the
-    test holds on a busy machine too, where the share is below 100%).
+    ground truth per interval is the task's own CPU clock, which it logs every
+    millisecond with the time of day: read at the times of the interval's two
+    records (to the millisecond they carry). The task runs at a real-time
+    priority: on a busy machine a normal one is switched out every few ms (6%
+    of a CPU was seen at load 7), and then the flush is not what is tested.
     """
+    trace = tmp_path / "trace"
     rec = recorder("-e", "task-clock", "-i", "0.5", cpu=0)
-    proc = subprocess.Popen(["taskset", "-c", "1", WORK, "spin", "3.2"],
-                            stdout=subprocess.PIPE, text=True)
-    samples = {}  # system records seen -> schedstat ns
-    seen = rec.count("system")
-    while proc.poll() is None:
-        n = rec.count("system")
-        if n != seen:
-            try:
-                with open(f"/proc/{proc.pid}/schedstat") as f:
-                    samples[n] = int(f.read().split()[0])
-            except OSError:
-                break
-            seen = n
-        time.sleep(0.001)
-    out = proc.communicate()[0]
+    proc = subprocess.run(["chrt", "-f", "1", "taskset", "-c", "1", WORK, "spin", "3.2",
+                           str(trace)], stdout=subprocess.PIPE, text=True, check=True)
     rec.stop()
-    pid = int(re.search(r'"pid":(\d+)', out).group(1))
+    pid = int(re.search(r'"pid":(\d+)', proc.stdout).group(1))
+    log = [tuple(map(float, l.split())) for l in trace.read_text().splitlines()]
+    times = [t for t, _ in log]
+
+    def cpu_at(t):
+        i = bisect.bisect_left(times, t)
+        return log[i][1] if 0 < i < len(log) else None
+
     systems = rec.of_type("system")
     checked = 0
-    for n in sorted(samples):
-        if n - 1 not in samples:
-            continue
-        end = systems[n - 1]
+    for prev, end in zip(systems, systems[1:]):
+        t0, t1 = iso_ns(prev["time"]), iso_ns(end["time"])
+        c0, c1 = cpu_at(t0), cpu_at(t1)
+        if c0 is None or c1 is None:
+            continue  # not running all through this interval
+        truth = (c1 - c0) / (t1 - t0) * 100
         rows = [r for r in rec.rows(pid) if r["time"] == end["time"]]
-        truth = (samples[n] - samples[n - 1]) / (end["interval_s"] * 1e9) * 100
-        assert rows, ("no row in an interval where it ran", truth)
+        assert rows or truth < 1.5, ("no row in an interval where it ran", truth)
+        if not rows:
+            continue  # (kept off its CPU: seen once, at load 7)
         got = rows[0]["cpu_pct"]
-        assert got >= 40 and abs(got - truth) <= 4, (got, truth)
-        tc = rows[0]["events"]["task-clock"]["raw"]
-        assert abs(tc - rows[0]["oncpu_ns"]) <= 0.01 * rows[0]["oncpu_ns"]
+        # the records' times are to the ms: 2 ms in 500 ms
+        assert got >= 40 and abs(got - truth) <= 1.5, (got, truth)
+        # task-clock (per second of the interval) against the same ground truth
+        tc = rows[0]["events"]["task-clock"]["raw"] / end["interval_s"] / 1e9 * 100
+        assert abs(tc - truth) <= 1.5, (tc, truth)
         checked += 1
-    assert checked >= 3, samples
+    assert checked >= 3, checked
 
 
 def test_pid_filter_and_perf_stat_agreement(recorder):
@@ -232,11 +296,15 @@ def test_map_full_goes_to_overflow(recorder):
     recs = rec.stop()
     over = [r for r in recs if r["type"] == "process" and r["overflow"]]
     assert over and max(r["folded_processes"] for r in over) > 0
-    for s in [r for r in recs if r["type"] == "system"]:
+    systems = [r for r in recs if r["type"] == "system"]
+    _, jitter = collections(systems)
+    rates = [s["events"]["page-faults"]["raw"] / (s["interval_s"] * 1e9) for s in systems]
+    for i, s in enumerate(systems):
         rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
         total = s["events"]["page-faults"]["raw"]
+        # as in test_conservation (101 faults off in 15,650 seen at load 7)
         assert abs(sum(r["events"]["page-faults"]["raw"] for r in rows) - total) <= \
-            0.005 * total + 2
+            0.005 * total + count_slack(rates, jitter, i, s["cpus"]), (i, total, s["poll_ms"])
     assert recs[-1]["overflow_credits"] > 0
 
 
@@ -307,5 +375,7 @@ def test_eight_counters_at_once(recorder):
     pf = rec.total(truth["pid"], "page-faults")
     assert pf == rec.total(truth["pid"], "minor-faults") + rec.total(truth["pid"], "major-faults")
     assert 5000 <= pf <= 5000 + 200
-    assert abs(rec.total(truth["pid"], "task-clock") - rec.total(truth["pid"], "oncpu_ns")) <= \
-        0.01 * rec.total(truth["pid"], "oncpu_ns") + 1e5
+    # the clocks against the workload's own CPU clock (its exit comes after it)
+    for clock in ("task-clock", "cpu-clock"):
+        got = rec.total(truth["pid"], clock)
+        assert truth["cpu_ns"] <= got <= 1.02 * truth["cpu_ns"] + 2e6, (clock, got, truth)

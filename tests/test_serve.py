@@ -91,6 +91,7 @@ class Serve:
 
     def __init__(self, *args, prefix=(), env=None, wait=True):
         self.addr = f"127.0.0.1:{free_port()}"
+        self.started = time.monotonic()
         cmd = list(prefix) + [PMBPF, "serve", "--listen", self.addr] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, env=env)
@@ -201,6 +202,12 @@ def cgroup2_mount():
     return None
 
 
+def cgroup_usage(path):
+    """The cgroup's CPU time (cpu.stat usage_usec), in seconds."""
+    with open(f"{path}/cpu.stat") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("usage_usec")) / 1e6
+
+
 class Cgroup:
     def __init__(self, name):
         mnt = cgroup2_mount()
@@ -253,7 +260,9 @@ def test_prometheus_ground_truth(served, tmp_path):
         prom.wait_for(cpu)
         time.sleep(2.2)
         t0 = time.time()
+        usage0 = cgroup_usage(cg.path)
         reports = cg.run("burn", 1500) + cg.run("touch", 20000) + cg.run("sleep", 50, 2000)
+        usage = cgroup_usage(cg.path) - usage0  # the kernel's CPU time of the cgroup
         # two more collections (1 s) and scrapes (1 s) after the end
         n = prom.scalar("pmbpf_collections_total")
         prom.wait_for("pmbpf_collections_total", lambda v: v >= n + 2)
@@ -271,9 +280,10 @@ def test_prometheus_ground_truth(served, tmp_path):
         # raw counter deltas: CPU time within 3% + 10 ms (fork/exec before the move)
         got = delta(cpu)
         assert abs(got - truth_cpu) <= 0.03 * truth_cpu + 0.01, (got, truth_cpu)
-        # task-clock counts the same nanoseconds as a perf event
+        # task-clock, against the cgroup's own CPU time (cpu.stat: the children
+        # ran in it from before their exec to their exit), within 1% + 2 ms
         got = delta(f'pmbpf_cgroup_perf_events_total{{cgroup="{cg.rel}",event="task-clock"}}')
-        assert abs(got / 1e9 - truth_cpu) <= 0.03 * truth_cpu + 0.01, (got, truth_cpu)
+        assert abs(got / 1e9 - usage) <= 0.01 * usage + 0.002, (got, usage)
         # page faults: at least the 20,000 pages touched, at most the workloads' minflt
         # (which also counts the faults of the forked child before it entered the cgroup)
         got = delta(f'pmbpf_cgroup_perf_events_total{{cgroup="{cg.rel}",event="page-faults"}}')
@@ -281,19 +291,40 @@ def test_prometheus_ground_truth(served, tmp_path):
         # voluntary switches: 50 sleeps and a few more, within 5% + 5
         got = delta(f'pmbpf_cgroup_context_switches_total{{cgroup="{cg.rel}",kind="voluntary"}}')
         assert abs(got - truth_vcsw) <= 0.05 * truth_vcsw + 5, (got, truth_vcsw)
-        # every wakeup from the sleeps went through the run-queue histogram
-        got = delta(f"pmbpf_cgroup_runqueue_latency_seconds_count{sel}")
-        assert got >= 50, got
+        # run-queue waits: each run of each workload came after one (the kernel's
+        # count and total in /proc/PID/schedstat, read by each as it reported).
+        # Those before its main() may have been before it entered the cgroup
+        # (the parent's), a few may follow the report; pmbpf drops the waits it
+        # cannot match (counted, host-wide)
+        runs = sum(r["runs"] for r in reports)
+        early = sum(r["runs_main"] for r in reports)
+        waited = sum(r["run_delay_ns"] for r in reports) / 1e9
+        early_ns = sum(r["run_delay_main_ns"] for r in reports) / 1e9
+        lost = delta("pmbpf_waits_unmatched_total")
+        count = delta(f"pmbpf_cgroup_runqueue_latency_seconds_count{sel}")
+        assert runs - early - lost <= count <= runs + 3 * len(reports), (count, runs, early, lost)
+        total = delta(f"pmbpf_cgroup_runqueue_latency_seconds_sum{sel}")
+        assert 0.98 * (waited - early_ns) - 0.005 * lost <= total <= \
+            1.02 * waited + 0.005 * len(reports), (total, waited, early_ns, lost)
 
         # increase() extrapolates to the window's edges: up to one scrape interval
         # in a window of `window` seconds over, never under by more than 5%
         inc = prom.scalar(f"increase({cpu}[{window}s])", t_end)
         assert truth_cpu * 0.95 - 0.01 <= inc <= truth_cpu * (1 + 1.5 / (window - 1.5)) + 0.01, \
             (inc, truth_cpu, window)
-        # the histogram works with histogram_quantile
+        # the histogram works with histogram_quantile: the median lies in the
+        # bucket where the cumulative count reaches half of the total
         q = prom.scalar("histogram_quantile(0.5, sum by (le) (rate("
                         f"pmbpf_cgroup_runqueue_latency_seconds_bucket{sel}[{window}s])))", t_end)
-        assert 0 < q < 1, q
+        buckets = sorted((float(r["metric"]["le"]), float(r["value"][1])) for r in prom.query(
+            f"pmbpf_cgroup_runqueue_latency_seconds_bucket{sel} - "
+            f"pmbpf_cgroup_runqueue_latency_seconds_bucket{sel} offset {window}s", t_end))
+        below = 0.0
+        for le, n in buckets:
+            if n >= count / 2:
+                break
+            below = le
+        assert below <= q <= le, (q, below, le, buckets)
 
         # the burner was in the top K: its own series reached its own CPU time (it may
         # since have made room for newer lingering series: at most K of them)
@@ -313,10 +344,6 @@ def test_exposition_format(served):
     status, headers, body = http_get(served.addr)
     assert status == 200
     assert headers["content-type"].startswith("text/plain; version=0.0.4")
-    if PROMTOOL:
-        p = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True,
-                           text=True)
-        assert p.returncode == 0, p.stdout + p.stderr
     s = parse(body)
     pmu = os.path.isdir("/sys/bus/event_source/devices/cpu")
     for ev in ("cycles", "instructions"):
@@ -336,9 +363,14 @@ def test_exposition_format(served):
     assert select(s, "pmbpf_bpf_program_run_seconds_total")
     assert value(s, "pmbpf_map_capacity") == 10240
     assert 0 < value(s, "pmbpf_map_entries") <= 10240
-    for name in ("pmbpf_overflow_credits_total", "pmbpf_exit_records_lost_total",
-                 "pmbpf_last_collection_seconds", "pmbpf_collection_seconds_total"):
-        assert value(s, name) >= 0
+    # nothing was folded or lost with 10,240 entries on this host
+    assert value(s, "pmbpf_overflow_credits_total") == 0
+    assert value(s, "pmbpf_exit_records_lost_total") == 0
+    # a collection takes milliseconds (tens on a busy host), never its 1 s
+    # interval (the last one's time was seen as 0 once: left unexplained)
+    n = value(s, "pmbpf_collections_total")
+    assert 0 <= value(s, "pmbpf_last_collection_seconds") < 1
+    assert 0 < value(s, "pmbpf_collection_seconds_total") < 0.5 * n
     assert 1e6 < value(s, "process_resident_memory_bytes") < 1e9
     assert value(s, "pmbpf_exposition_samples") == len(s)
     # histogram buckets: cumulative, +Inf equals _count
@@ -348,13 +380,23 @@ def test_exposition_format(served):
     counts = [v for _, v in ordered]
     assert counts == sorted(counts) and len(counts) == 24
     assert counts[-1] == value(s, "pmbpf_cgroup_runqueue_latency_seconds_count", **root)
-    # the idle task is not the root cgroup's work: CPU time below CPUs x uptime
-    assert value(s, "pmbpf_idle_cpu_seconds_total") >= 0
+    # the idle task's time: at most CPUs x the time serve has run
+    idle = value(s, "pmbpf_idle_cpu_seconds_total")
+    assert 0 < idle <= os.cpu_count() * (time.monotonic() - served.started), idle
     # landing page and errors
     assert http_get(served.addr, "/")[0] == 200
     assert http_get(served.addr, "/nope")[0] == 404
     assert http_get(served.addr, "/metrics", method="POST")[0] == 405
     assert http_get(served.addr, "/metrics", method="HEAD")[0] == 200
+
+
+def test_promtool_accepts_the_exposition(served):
+    if not PROMTOOL:
+        pytest.skip("promtool is not installed (make deps installs prometheus)")
+    body = http_get(served.addr)[2]
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True,
+                       text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
 
 
 def collections(serve):

@@ -24,7 +24,6 @@ TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (make deps installs it)")
 
 EVENTS = "task-clock,page-faults"
-TICK = os.sysconf("SC_CLK_TCK")
 COMM = "ptopwork"
 
 
@@ -184,13 +183,16 @@ def row_of(screen, pid):
 
 
 def proc_truth(pids):
-    """CPU seconds and page faults of processes so far, from /proc/PID/stat."""
+    """CPU seconds (/proc/PID/schedstat, in ns: utime and stime are in ticks,
+    too coarse for a few points of a 2 s interval) and page faults
+    (/proc/PID/stat) of processes so far."""
     cpu = faults = 0
     for pid in pids:
         with open(f"/proc/{pid}/stat") as f:
             x = f.read().rsplit(")", 1)[1].split()
         faults += int(x[7]) + int(x[9])  # minflt, majflt
-        cpu += (int(x[11]) + int(x[12])) / TICK  # utime, stime
+        with open(f"/proc/{pid}/schedstat") as f:
+            cpu += int(f.read().split()[0]) / 1e9
     return cpu, faults
 
 
@@ -275,7 +277,8 @@ def test_figures_sort_filter_resize_quit(pane, workbin):
         t.keys("Enter")
         t.wait(lambda s: "Filter: " + COMM in status(s) and s[-1].startswith("?Help") and
                row_of(s, spin.pid) and row_of(s, gate.pid), what="filtered rows")
-        # against what the kernel says they did over the same interval (the spinner
+        # against what the kernel says they did over the same interval, within 2
+        # points (0.4 seen at load 7; a 4-point error used to pass) (the spinner
         # should get ~100%, but the CPUs are shared with other tests)
         s, (cpu, faults) = next_interval(t, lambda: (proc_truth([spin.pid])[0],
                                                      proc_truth([gate.pid])[1]))
@@ -284,8 +287,8 @@ def test_figures_sort_filter_resize_quit(pane, workbin):
         assert re.search(r"Shown: 2 of \d+", status(s)), show(s)
         sp, gt = row_of(s, spin.pid), row_of(s, gate.pid)
         assert cpu > 0.5 and faults > 1000, (cpu, faults)
-        assert abs(float(sp["CPU%"]) - cpu * 100) <= 5, (cpu, show(s))
-        assert abs(ms(sp["task-clock/s"]) - cpu * 1000) <= 50, (cpu, show(s))
+        assert abs(float(sp["CPU%"]) - cpu * 100) <= 2, (cpu, show(s))
+        assert abs(ms(sp["task-clock/s"]) - cpu * 1000) <= 20, (cpu, show(s))
         assert abs(count(gt["page-faults/s"]) - faults) <= 0.1 * faults, (faults, show(s))
         assert sp["USER"] == "root"
         if not pmu:  # not counting: a dash, never 0
@@ -402,7 +405,7 @@ def test_cgroup_view_sum_and_descend(pane, workbin):
         assert row, show(s)
         t.keys("p")
         assert cpu > 0.5 and faults > 600, (cpu, faults)
-        assert abs(float(row["CPU%"]) - cpu * 100) <= 5, (cpu, show(s))
+        assert abs(float(row["CPU%"]) - cpu * 100) <= 2, (cpu, show(s))
         assert abs(count(row["page-faults/s"]) - faults) <= 0.1 * faults, (faults, show(s))
         s = t.wait(lambda s: "[PAUSED]" in s[0] and s, what="pause")
         row = mine(s)

@@ -101,8 +101,24 @@ struct profile_opts {
 	bool verbose;
 };
 
+/*
+ * A process's mappings are read at its first sample (and the first after an
+ * exec), which may come while the dynamic loader is still mapping its
+ * libraries: they are read again a little later, while it lives.
+ */
+#define RECHECKS 1024
+static const unsigned int recheck_ms[] = { 10, 100, 1000 };
+
+struct recheck {
+	pid_t tgid;
+	unsigned int round;
+	__u64 due_ns;
+};
+
 struct profile {
 	struct profile_opts *o;
+	struct recheck rechecks[RECHECKS]; /* a ring */
+	unsigned int nr_rechecks, recheck_head;
 	struct profile_bpf *skel;
 	struct bpf_link **links; /* one per CPU, then the sched programs */
 	int *fds;
@@ -368,6 +384,48 @@ static void profile_close(struct profile *p)
 	free(p->fds);
 }
 
+static void recheck_push(struct profile *p, const struct recheck *r)
+{
+	if (p->nr_rechecks == RECHECKS) { /* full: the oldest is dropped */
+		p->recheck_head = (p->recheck_head + 1) % RECHECKS;
+		p->nr_rechecks--;
+	}
+	p->rechecks[(p->recheck_head + p->nr_rechecks++) % RECHECKS] = *r;
+}
+
+static void recheck_add(struct profile *p, pid_t tgid, unsigned int round)
+{
+	struct recheck r = { .tgid = tgid, .round = round };
+
+	if (round >= sizeof(recheck_ms) / sizeof(recheck_ms[0]))
+		return;
+	r.due_ns = now_ns(CLOCK_MONOTONIC) + recheck_ms[round] * 1000000ULL;
+	recheck_push(p, &r);
+}
+
+/* Read again the mappings of the processes due; returns the poll timeout (ms) to use. */
+static int recheck_due(struct profile *p, int timeout)
+{
+	unsigned int n = p->nr_rechecks;
+	__u64 now = now_ns(CLOCK_MONOTONIC);
+
+	while (n--) {
+		struct recheck r = p->rechecks[p->recheck_head];
+
+		p->recheck_head = (p->recheck_head + 1) % RECHECKS;
+		p->nr_rechecks--;
+		if (r.due_ns > now) {
+			recheck_push(p, &r);
+			if ((r.due_ns - now) / 1000000 + 1 < (__u64)timeout)
+				timeout = (int)((r.due_ns - now) / 1000000) + 1;
+		} else if (pid_alive(r.tgid)) {
+			symbolizer__add_process(p->sym, r.tgid);
+			recheck_add(p, r.tgid, r.round + 1);
+		}
+	}
+	return timeout;
+}
+
 static int on_new_proc(void *ctx, void *data, size_t len)
 {
 	struct profile *p = ctx;
@@ -377,6 +435,7 @@ static int on_new_proc(void *ctx, void *data, size_t len)
 		return 0;
 	/* Gone already (-ENOENT, -ESRCH): its frames will show as [unknown]. */
 	symbolizer__add_process(p->sym, (pid_t)rec->tgid);
+	recheck_add(p, (pid_t)rec->tgid, 0);
 	return 0;
 }
 
@@ -799,6 +858,7 @@ static int profile_run(struct profile *p)
 			if (start + o->duration_ns - now < (__u64)POLL_MS * 1000000)
 				timeout = (int)((start + o->duration_ns - now) / 1000000) + 1;
 		}
+		timeout = recheck_due(p, timeout);
 		err = ring_buffer__poll(p->rb, timeout);
 		if (err == -EINTR) {
 			err = 0;

@@ -438,11 +438,52 @@ static void test_table(void)
 	CHECK_SUBSTR(lines[3], "  25.0 ");
 	/* cycles and instructions multiplexed separately (50% coverage): marked */
 	CHECK_SUBSTR(lines[3], "  1.50* ");
+	/*
+	 * IPC, then one MPKI column per miss event: LLC not counting, dTLB 600
+	 * misses (300 counted in half the time) per 3,000,000 instructions =
+	 * 0.20 per 1000; then the switches. No PMU here counts a miss event
+	 * (nor the emulated arm64 guest's), so this is the MPKI end to end.
+	 */
+	CHECK_SUBSTR(lines[3], "  1.50*         -      0.20       5       6 ");
 	CHECK_SUBSTR(lines[5], "gone*");
 	CHECK_SUBSTR(lines[6], "      - [overflow]");
 	CHECK_SUBSTR(lines[7], "credits folded");
 	CHECK(!strstr(buf, "nan") && !strstr(buf, "inf"));
 out:
+	free(buf);
+}
+
+/* pmbpf stat's report, table and JSON: the MPKI of the summed figures. */
+static void test_command(void)
+{
+	struct output o = { .format = OUTPUT_TABLE };
+	char *const argv[] = { "cmd", "arg", NULL };
+	char *buf = NULL, *lines[32], *line = NULL;
+	size_t len = 0;
+	int n, i;
+
+	o.f = open_memstream(&buf, &len);
+	output__command(&o, &snap, &snap.rows[0].f, argv, 0, 1);
+	fclose(o.f);
+	n = split_lines(buf, lines, 32);
+	for (i = 0; i < n; i++)
+		if (strstr(lines[i], "dTLB-load-misses"))
+			line = lines[i];
+	CHECK(line != NULL);
+	if (line) {
+		CHECK_SUBSTR(line, " 600      dTLB-load-misses ");
+		CHECK_SUBSTR(line, "(50.0% counted) # 0.20 per 1000 instructions");
+	}
+	free(buf);
+
+	buf = NULL;
+	o.format = OUTPUT_JSON;
+	o.f = open_memstream(&buf, &len);
+	output__command(&o, &snap, &snap.rows[0].f, argv, 0, 1);
+	fclose(o.f);
+	CHECK(json_valid(buf));
+	CHECK_SUBSTR(buf, "\"type\":\"command\"");
+	CHECK_SUBSTR(buf, "\"mpki\":{\"LLC-load-misses\":null,\"dTLB-load-misses\":0.2000}");
 	free(buf);
 }
 
@@ -479,6 +520,7 @@ int main(void)
 	test_json_start();
 	test_csv();
 	test_table();
+	test_command();
 	test_empty_snapshot();
 	snapshot__free(&snap);
 	return check_summary();

@@ -6,8 +6,10 @@
  *   work touch PAGES          touch PAGES fresh pages, once each
  *   work sleep K USEC         sleep K times for USEC microseconds
  *   work burn MS              burn MS milliseconds of CPU time
- *   work spin SECONDS         busy loop for SECONDS of wall time
- *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits
+ *   work spin SECONDS [TRACE] busy loop for SECONDS of wall time; with TRACE, write
+ *                             "realtime_ns cpu_ns" to that file every millisecond
+ *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits;
+ *                             prints each one's page faults (wait4)
  *   work fleet N PAGES SECONDS
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
@@ -16,6 +18,15 @@
  *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
+ *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
+ *                             a tight loop; every jump of the clock of 2 us or more
+ *                             is time off the CPU (a wait in the run queue, for a
+ *                             task that never sleeps, or an interrupt): reports
+ *                             them in log2 microsecond slots, as pmbpf does, and
+ *                             each one of 256 us or more
+ *
+ * Every report also gives the wall time since main() started, and the task's
+ * /proc/self/schedstat (run-queue wait and run count) at main() and at the end.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,6 +39,14 @@
 #include <sys/wait.h>
 
 static long page_size;
+static double t_main, cpu_main;
+static unsigned long long delay_main, runs_main;
+
+#define GAP_SLOTS 24
+static unsigned long long gap_hist[GAP_SLOTS], gap_count, gap_total_ns, gap_max_ns;
+static int gaps_done;
+#define MAX_LONG_GAPS 4096
+static unsigned long long long_gaps[MAX_LONG_GAPS], nr_long_gaps; /* >= 256 us, in ns */
 
 static double now(clockid_t clk)
 {
@@ -68,26 +87,110 @@ static long status_field(const char *name)
 	return v;
 }
 
+/* /proc/self/schedstat: on-CPU ns, run-queue wait ns, times run */
+static void schedstat(unsigned long long *delay, unsigned long long *runs)
+{
+	unsigned long long oncpu = 0;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+
+	*delay = *runs = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &oncpu, delay, runs) != 3)
+		*delay = *runs = 0;
+	fclose(f);
+}
+
 static void report(const char *what)
 {
 	struct rusage ru, kids;
+	unsigned long long delay, runs;
+	int i;
 
+	schedstat(&delay, &runs);
 	getrusage(RUSAGE_SELF, &ru);
 	getrusage(RUSAGE_CHILDREN, &kids);
 	printf("{\"pid\":%d,\"what\":\"%s\",\"minflt\":%ld,\"majflt\":%ld,"
-	       "\"cpu_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,\"children_cpu_ns\":%.0f}\n",
+	       "\"cpu_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,\"children_cpu_ns\":%.0f,"
+	       "\"wall_ns\":%.0f,\"run_delay_ns\":%llu,\"runs\":%llu,"
+	       "\"run_delay_main_ns\":%llu,\"runs_main\":%llu,\"cpu_main_ns\":%.0f",
 	       getpid(), what, ru.ru_minflt, ru.ru_majflt, now(CLOCK_PROCESS_CPUTIME_ID) * 1e9,
-	       status_field("voluntary_ctxt_switches:"), status_field("nonvoluntary_ctxt_switches:"),
+	       status_field("voluntary_ctxt_switches:"),
+	       status_field("nonvoluntary_ctxt_switches:"),
 	       (kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) * 1e9 +
-		       (kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) * 1e3);
+		       (kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) * 1e3,
+	       (now(CLOCK_MONOTONIC) - t_main) * 1e9, delay, runs, delay_main, runs_main,
+	       cpu_main * 1e9);
+	if (gaps_done) {
+		printf(",\"gaps\":%llu,\"gaps_ns\":%llu,\"gap_max_ns\":%llu,\"gap_hist\":[",
+		       gap_count, gap_total_ns, gap_max_ns);
+		for (i = 0; i < GAP_SLOTS; i++)
+			printf("%s%llu", i ? "," : "", gap_hist[i]);
+		printf("],\"long_gaps_ns\":[");
+		for (i = 0; i < (int)nr_long_gaps; i++)
+			printf("%s%llu", i ? "," : "", long_gaps[i]);
+		printf("]");
+	}
+	printf("}\n");
 	fflush(stdout);
+}
+
+static unsigned int log2_slot(unsigned long long v)
+{
+	unsigned int r = 0;
+
+	while (v >>= 1)
+		r++;
+	return r;
+}
+
+static void gaps(long ms)
+{
+	struct timespec ts;
+	unsigned long long t, last, end, n = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	last = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	end = (unsigned long long)((now(CLOCK_PROCESS_CPUTIME_ID) + ms / 1e3) * 1e9);
+	for (;;) {
+		unsigned long long gap;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+		gap = t - last;
+		last = t;
+		if (gap >= 2000) {
+			unsigned int slot = log2_slot(gap / 1000);
+
+			gap_hist[slot < GAP_SLOTS ? slot : GAP_SLOTS - 1]++;
+			gap_count++;
+			gap_total_ns += gap;
+			if (gap > gap_max_ns)
+				gap_max_ns = gap;
+			if (gap >= 256000 && nr_long_gaps < MAX_LONG_GAPS)
+				long_gaps[nr_long_gaps++] = gap;
+		}
+		/*
+		 * The CPU clock now and then only: it is a system call, and one
+		 * that can end the slice (the kernel updates the task's runtime),
+		 * so the wait that follows is in the next jump, measured from
+		 * before it.
+		 */
+		if (!(++n & 1023) && now(CLOCK_PROCESS_CPUTIME_ID) * 1e9 >= end)
+			break;
+	}
+	gaps_done = 1;
 }
 
 int main(int argc, char **argv)
 {
+	t_main = now(CLOCK_MONOTONIC);
+	cpu_main = now(CLOCK_PROCESS_CPUTIME_ID);
+	schedstat(&delay_main, &runs_main);
 	page_size = sysconf(_SC_PAGESIZE);
 	if (argc < 3) {
-		fprintf(stderr, "usage: work touch|sleep|burn|spin|spawn|gate ARGS\n");
+		fprintf(stderr,
+			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "touch")) {
@@ -108,13 +211,30 @@ int main(int argc, char **argv)
 			x++;
 		report("burn");
 	} else if (!strcmp(argv[1], "spin")) {
-		double end = now(CLOCK_MONOTONIC) + atof(argv[2]);
+		double end = now(CLOCK_MONOTONIC) + atof(argv[2]), t, last = 0;
 		volatile unsigned long x = 0;
+		FILE *trace = argc > 3 ? fopen(argv[3], "w") : NULL;
 
-		while (now(CLOCK_MONOTONIC) < end)
+		if (argc > 3 && !trace) {
+			perror(argv[3]);
+			return 1;
+		}
+		while ((t = now(CLOCK_MONOTONIC)) < end) {
 			for (int i = 0; i < 100000; i++)
 				x++;
+			/* buffered: written out at the end */
+			if (trace && t - last >= 1e-3) {
+				fprintf(trace, "%.0f %.0f\n", now(CLOCK_REALTIME) * 1e9,
+					now(CLOCK_PROCESS_CPUTIME_ID) * 1e9);
+				last = t;
+			}
+		}
+		if (trace)
+			fclose(trace);
 		report("spin");
+	} else if (!strcmp(argv[1], "gaps")) {
+		gaps(atol(argv[2]));
+		report("gaps");
 	} else if (!strcmp(argv[1], "writes")) {
 		long n = atol(argv[2]), i;
 		int fd = open("/dev/null", O_WRONLY);
@@ -132,6 +252,7 @@ int main(int argc, char **argv)
 		report("writes");
 	} else if (!strcmp(argv[1], "spawn") && argc > 3) {
 		long n = atol(argv[2]), pages = atol(argv[3]), i;
+		struct rusage ru;
 
 		for (i = 0; i < n; i++) {
 			pid_t pid = fork();
@@ -144,8 +265,9 @@ int main(int argc, char **argv)
 				touch(pages);
 				_exit(0);
 			}
-			printf("{\"child\":%d}\n", pid);
-			waitpid(pid, NULL, 0);
+			wait4(pid, NULL, 0, &ru);
+			printf("{\"child\":%d,\"minflt\":%ld,\"majflt\":%ld}\n", pid, ru.ru_minflt,
+			       ru.ru_majflt);
 		}
 		report("spawn");
 	} else if (!strcmp(argv[1], "fleet") && argc > 4) {
