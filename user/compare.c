@@ -81,8 +81,8 @@ static char *join_words(const struct json_value *arr)
 	return s;
 }
 
-int series__from_json(struct series *s, const char *text, size_t len, const char *group,
-		      char *err, size_t err_len)
+int series__from_json(struct series *s, const char *text, size_t len, const char *group, char *err,
+		      size_t err_len)
 {
 	const struct json_value *v, *runs, *cmd;
 	struct json_value doc;
@@ -112,7 +112,8 @@ int series__from_json(struct series *s, const char *text, size_t len, const char
 	cmd = json__get(&doc, strcmp(group, "B") ? "command" : "command_b");
 	runs = json__get(&doc, "runs");
 	if (!cmd || cmd->type != JSON_ARRAY || !runs || runs->type != JSON_ARRAY) {
-		snprintf(err, err_len, "no %s", !cmd || cmd->type != JSON_ARRAY ? "command" : "runs");
+		snprintf(err, err_len, "no %s",
+			 !cmd || cmd->type != JSON_ARRAY ? "command" : "runs");
 		goto out;
 	}
 	for (i = 0; i < runs->len; i++)
@@ -139,11 +140,12 @@ int series__from_json(struct series *s, const char *text, size_t len, const char
 			if (!col) {
 				const struct json_value *units = json__get(&doc, "units");
 
-				col = series__add(s, name,
-						  !strcmp(json__str(json__get(units, name)) ?: "", "ns"));
+				col = series__add(
+					s, name,
+					!strcmp(json__str(json__get(units, name)) ?: "", "ns"));
 				if (!col) {
-					snprintf(err, err_len, "too many metrics (or name too long: %s)",
-						 name);
+					snprintf(err, err_len,
+						 "too many metrics (or name too long: %s)", name);
 					goto out;
 				}
 			}
@@ -163,11 +165,21 @@ static const struct {
 	const char *name;
 	double pct;
 } default_thresholds[] = {
-	{ "instructions", +1 },	       { "branch-instructions", +1 }, { "branches", +1 },
-	{ "page-faults", +1 },	       { "minor-faults", +1 },	      { "major-faults", +10 },
-	{ "ipc", -5 },		       { "cycles", +5 },	      { "wall-time", +10 },
-	{ "cpu-time", +10 },	       { "task-clock", +10 },	      { "cpu-clock", +10 },
-	{ "context-switches", +20 },   { "voluntary-switches", +20 }, { "involuntary-switches", +50 },
+	{ "instructions", +1 },
+	{ "branch-instructions", +1 },
+	{ "branches", +1 },
+	{ "page-faults", +1 },
+	{ "minor-faults", +1 },
+	{ "major-faults", +10 },
+	{ "ipc", -5 },
+	{ "cycles", +5 },
+	{ "wall-time", +10 },
+	{ "cpu-time", +10 },
+	{ "task-clock", +10 },
+	{ "cpu-clock", +10 },
+	{ "context-switches", +20 },
+	{ "voluntary-switches", +20 },
+	{ "involuntary-switches", +50 },
 	{ "cpu-migrations", +50 },
 };
 
@@ -269,9 +281,8 @@ static void judge(struct compare_row *row)
 		row->verdict = VERDICT_NONE;
 }
 
-int compare__series(const struct series *base, const struct series *new,
-		    const struct threshold *th, int nr_th, struct compare_result *r, char *err,
-		    size_t err_len)
+int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
+		    int nr_th, struct compare_result *r, char *err, size_t err_len)
 {
 	int i, j, ret;
 
@@ -281,9 +292,10 @@ int compare__series(const struct series *base, const struct series *new,
 	if (base->n < 2 || new->n < 2) {
 		const struct series *s = base->n < 2 ? base : new;
 
-		snprintf(err, err_len,
-			 "%s has %d run%s: a verdict needs the spread of at least 2 (pmbpf stat -r N)",
-			 s->label, s->n, s->n == 1 ? "" : "s");
+		snprintf(
+			err, err_len,
+			"%s has %d run%s: a verdict needs the spread of at least 2 (pmbpf stat -r N)",
+			s->label, s->n, s->n == 1 ? "" : "s");
 		return -EINVAL;
 	}
 	for (i = 0; i < base->nr_metrics; i++) {
@@ -378,7 +390,8 @@ static void print_counts(FILE *f, const struct compare_result *r, bool md)
 {
 	const char *b = md ? "**" : "";
 
-	fprintf(f, "%s%d regression%s%s, %d improvement%s, %d no significant change, %d too noisy\n",
+	fprintf(f,
+		"%s%d regression%s%s, %d improvement%s, %d no significant change, %d too noisy\n",
 		b, r->counts[VERDICT_REGRESSION], r->counts[VERDICT_REGRESSION] == 1 ? "" : "s", b,
 		r->counts[VERDICT_IMPROVEMENT], r->counts[VERDICT_IMPROVEMENT] == 1 ? "" : "s",
 		r->counts[VERDICT_NONE], r->counts[VERDICT_NOISY]);
@@ -431,7 +444,8 @@ static void print_markdown(FILE *f, const struct compare_result *r)
 		fmt_mean(a, sizeof(a), row->base.mean, row->time);
 		fmt_mean(b, sizeof(b), row->new.mean, row->time);
 		fmt_verdict(v, sizeof(v), row);
-		fprintf(f, "| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %+.2f%% … %+.2f%% | %+g%% | %s%s%s |\n",
+		fprintf(f,
+			"| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %+.2f%% … %+.2f%% | %+g%% | %s%s%s |\n",
 			row->name, a, row->base.rsd_pct, b, row->new.rsd_pct, row->change.pct,
 			row->change.lo_pct, row->change.hi_pct, row->threshold_pct, bad ? "**" : "",
 			v, bad ? "**" : "");
@@ -667,7 +681,8 @@ int cmd_compare(int argc, char **argv)
 		switch (c) {
 		case 't':
 			if (nr_th == COMPARE_MAX_THRESHOLDS) {
-				fprintf(stderr, "pmbpf: at most %d thresholds\n", COMPARE_MAX_THRESHOLDS);
+				fprintf(stderr, "pmbpf: at most %d thresholds\n",
+					COMPARE_MAX_THRESHOLDS);
 				return 2;
 			}
 			if (threshold__parse(optarg, &th[nr_th++])) {
@@ -686,7 +701,8 @@ int cmd_compare(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) == -EIO;
+			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) ==
+			       -EIO;
 		default:
 			fprintf(stderr, "pmbpf: try 'pmbpf compare --help'\n");
 			return 2;

@@ -12,11 +12,11 @@
 #include "json_writer.h"
 #include "stats.h"
 
-#define STAT_SCHEMA 1
-#define METRIC_NAME_LEN 48
-#define SERIES_MAX_METRICS 40
+#define STAT_SCHEMA	       1
+#define METRIC_NAME_LEN	       48
+#define SERIES_MAX_METRICS     40
 #define COMPARE_MAX_THRESHOLDS 32
-#define COMPARE_LEVEL 0.95
+#define COMPARE_LEVEL	       0.95
 
 /* The runs of one command: one column of values per metric. */
 struct series {
@@ -39,8 +39,8 @@ void series__free(struct series *s);
  * Read the runs of group ("A", or "B" of a --ab file) from a pmbpf stat
  * -o json document. Returns 0, or -EINVAL with a one-line reason in err.
  */
-int series__from_json(struct series *s, const char *text, size_t len, const char *group,
-		      char *err, size_t err_len);
+int series__from_json(struct series *s, const char *text, size_t len, const char *group, char *err,
+		      size_t err_len);
 
 struct threshold {
 	char name[METRIC_NAME_LEN];
@@ -85,9 +85,8 @@ struct compare_result {
  * name. Returns 0, or -EINVAL with a one-line reason in err (fewer than 2
  * runs, no metric in common, a threshold naming no compared metric).
  */
-int compare__series(const struct series *base, const struct series *new,
-		    const struct threshold *th, int nr_th, struct compare_result *r, char *err,
-		    size_t err_len);
+int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
+		    int nr_th, struct compare_result *r, char *err, size_t err_len);
 const char *verdict__str(enum verdict v);
 
 enum compare_format {

@@ -15,7 +15,8 @@ struct parser {
 
 static void ws(struct parser *ps)
 {
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+	while (ps->p < ps->end &&
+	       (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
 		ps->p++;
 }
 
@@ -119,8 +120,8 @@ static int string(struct parser *ps, char **out)
 		case 'u':
 			if (hex4(ps, &cp))
 				goto bad;
-			if (cp >= 0xd800 && cp <= 0xdbff && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
-			    ps->p[1] == 'u') {
+			if (cp >= 0xd800 && cp <= 0xdbff && ps->end - ps->p >= 6 &&
+			    ps->p[0] == '\\' && ps->p[1] == 'u') {
 				ps->p += 2;
 				if (hex4(ps, &lo) || lo < 0xdc00 || lo > 0xdfff)
 					goto bad;

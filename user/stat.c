@@ -39,7 +39,7 @@
 #include "util.h"
 
 #define STAT_PREFIX "pmbpf-stat-"
-#define MAX_RUNS 10000
+#define MAX_RUNS    10000
 
 static const char usage[] =
 	"Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -221,8 +221,7 @@ static bool populated(const char *path)
 	return yes;
 }
 
-int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx),
-			void *ctx)
+int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx), void *ctx)
 {
 	char mount[4096], path[4400];
 	struct dirent *de;
@@ -294,7 +293,6 @@ static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *
 
 		if (r->cgroup_id == cgid)
 			proctable__get(seen, &key);
-
 	}
 }
 
@@ -916,7 +914,8 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 				return 2;
 			break;
 		case 'h':
-			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) == -EIO ?
+			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) ==
+					       -EIO ?
 				       1 :
 				       -1;
 		default:
@@ -943,7 +942,8 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		if (!ctx->repeat)
 			ctx->repeat = 5;
 		if (ctx->repeat < 2) {
-			fprintf(stderr, "pmbpf: --ab needs -r 2 or more: a verdict needs the spread of the runs\n");
+			fprintf(stderr,
+				"pmbpf: --ab needs -r 2 or more: a verdict needs the spread of the runs\n");
 			return 2;
 		}
 	} else if (ctx->nr_th) {
@@ -957,7 +957,8 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 
 int cmd_stat(int argc, char **argv)
 {
-	struct stat_ctx ctx = { .interval_ns = 500000000ULL, .format = OUTPUT_TABLE,
+	struct stat_ctx ctx = { .interval_ns = 500000000ULL,
+				.format = OUTPUT_TABLE,
 				.out_fd = STDERR_FILENO };
 	int i, g, err, rc = 1, verdict_rc = 0;
 
@@ -1003,9 +1004,9 @@ int cmd_stat(int argc, char **argv)
 			if (ctx.repeat == 1 && !ctx.ab)
 				continue;
 			if (r->exit_code) {
-				fprintf(stderr,
-					"pmbpf: run %d (%c) exited with %d: no %s\n", ctx.nr_runs,
-					r->group, r->exit_code, ctx.ab ? "comparison" : "report");
+				fprintf(stderr, "pmbpf: run %d (%c) exited with %d: no %s\n",
+					ctx.nr_runs, r->group, r->exit_code,
+					ctx.ab ? "comparison" : "report");
 				rc = r->exit_code;
 				goto out_session;
 			}

@@ -32,7 +32,7 @@ uint64_t rng__next(struct rng *r);
 uint32_t rng__below(struct rng *r, uint32_t n);
 
 #define STATS_BOOTSTRAP_RESAMPLES 10000
-#define STATS_BOOTSTRAP_SEED 0x706d627066ULL /* "pmbpf" */
+#define STATS_BOOTSTRAP_SEED	  0x706d627066ULL /* "pmbpf" */
 
 struct change {
 	double pct; /* (mean(b) / mean(a) - 1) x 100; NaN when mean(a) is 0 */
