@@ -850,7 +850,7 @@ static void note_stale(const char *path, bool busy, void *ctx)
 {
 	if (busy)
 		fprintf(stderr,
-			"pmbpf: %s, left by a pmbpf stat that was killed, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
+			"pmbpf: %s, left by a killed pmbpf stat, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
 			path, path);
 }
 
