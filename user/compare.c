@@ -2,9 +2,11 @@
 /*
  * pmbpf compare BASE.json NEW.json: did a change make a benchmark slower?
  *
- * For every metric in both files: the change of the mean in percent, a 95%
+ * For every metric in both files: the change of the median in percent, a 95%
  * percentile-bootstrap confidence interval over the per-run values (fixed
- * seed: the same files give the same answer), and a verdict. A regression
+ * seed: the same files give the same answer), and a verdict. Medians and the
+ * median absolute deviation, so that one run disturbed by the machine does
+ * not make a verdict on its own. A regression
  * needs both: the interval excludes 0 and the change passes the metric's
  * threshold. A metric too noisy for its threshold at this many runs gets no
  * verdict but the number of runs it would need.
@@ -268,7 +270,7 @@ static void judge(struct compare_row *row)
 	double t = row->threshold_pct;
 	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
 
-	row->runs_needed = stats__runs_needed(row->base.rsd_pct, row->new.rsd_pct, t);
+	row->runs_needed = stats__runs_needed(row->base.robust_rsd_pct, row->new.robust_rsd_pct, t);
 	if (row->runs_needed > have)
 		row->verdict = VERDICT_NOISY;
 	else if (!c->significant)
@@ -365,7 +367,7 @@ int compare_format__parse(const char *s, enum compare_format *fmt)
 	return 0;
 }
 
-/* A mean for people: times in ms, counts whole, ratios with 3 decimals. */
+/* A figure for people: times in ms, counts whole, ratios with 3 decimals. */
 static void fmt_mean(char *buf, size_t len, double v, bool time)
 {
 	if (time)
@@ -406,18 +408,18 @@ static void print_table(FILE *f, const struct compare_result *r)
 		r->base->command, r->new->label, r->new->n, r->new->command);
 	if (strcmp(r->base->command, r->new->command))
 		fprintf(f, "note: the two series ran different commands\n");
-	fprintf(f, "\n%-24s %14s %7s %14s %7s %8s %-20s %6s  %s\n", "METRIC", "BASE", "RSD%", "NEW",
-		"RSD%", "CHANGE", "95% CI", "LIMIT", "VERDICT");
+	fprintf(f, "\n%-24s %14s %7s %14s %7s %8s %-20s %6s  %s\n", "METRIC", "BASE", "NOISE%",
+		"NEW", "NOISE%", "CHANGE", "95% CI", "LIMIT", "VERDICT");
 	for (i = 0; i < r->nr_rows; i++) {
 		const struct compare_row *row = &r->rows[i];
 
-		fmt_mean(a, sizeof(a), row->base.mean, row->time);
-		fmt_mean(b, sizeof(b), row->new.mean, row->time);
+		fmt_mean(a, sizeof(a), row->base.median, row->time);
+		fmt_mean(b, sizeof(b), row->new.median, row->time);
 		snprintf(ci, sizeof(ci), "[%+.2f%%, %+.2f%%]", row->change.lo_pct,
 			 row->change.hi_pct);
 		fmt_verdict(v, sizeof(v), row);
 		fprintf(f, "%-24s %14s %7.2f %14s %7.2f %+7.2f%% %-20s %+5g%%  %s\n", row->name, a,
-			row->base.rsd_pct, b, row->new.rsd_pct, row->change.pct, ci,
+			row->base.robust_rsd_pct, b, row->new.robust_rsd_pct, row->change.pct, ci,
 			row->threshold_pct, v);
 	}
 	if (r->dropped[0])
@@ -441,14 +443,14 @@ static void print_markdown(FILE *f, const struct compare_result *r)
 		const struct compare_row *row = &r->rows[i];
 		bool bad = row->verdict == VERDICT_REGRESSION;
 
-		fmt_mean(a, sizeof(a), row->base.mean, row->time);
-		fmt_mean(b, sizeof(b), row->new.mean, row->time);
+		fmt_mean(a, sizeof(a), row->base.median, row->time);
+		fmt_mean(b, sizeof(b), row->new.median, row->time);
 		fmt_verdict(v, sizeof(v), row);
 		fprintf(f,
 			"| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %+.2f%% … %+.2f%% | %+g%% | %s%s%s |\n",
-			row->name, a, row->base.rsd_pct, b, row->new.rsd_pct, row->change.pct,
-			row->change.lo_pct, row->change.hi_pct, row->threshold_pct, bad ? "**" : "",
-			v, bad ? "**" : "");
+			row->name, a, row->base.robust_rsd_pct, b, row->new.robust_rsd_pct,
+			row->change.pct, row->change.lo_pct, row->change.hi_pct, row->threshold_pct,
+			bad ? "**" : "", v, bad ? "**" : "");
 	}
 	if (r->dropped[0])
 		fprintf(f, "\nNot compared: %s\n", r->dropped);
@@ -465,6 +467,10 @@ static void json_summary(struct json_writer *w, const struct summary *s)
 	jw_double(w, s->stddev, 6);
 	jw_key(w, "rsd_pct");
 	jw_double(w, s->rsd_pct, 4);
+	jw_key(w, "median");
+	jw_double(w, s->median, 6);
+	jw_key(w, "robust_rsd_pct");
+	jw_double(w, s->robust_rsd_pct, 4);
 	jw_key(w, "min");
 	jw_double(w, s->min, 6);
 	jw_key(w, "max");
@@ -497,7 +503,8 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 	jw_key(w, "same_command");
 	jw_bool(w, !strcmp(r->base->command, r->new->command));
 	jw_key(w, "method");
-	jw_string(w, "percentile bootstrap of the change of the mean, 10000 resamples, fixed seed");
+	jw_string(w,
+		  "percentile bootstrap of the change of the median, 4000 resamples, fixed seed");
 	jw_key(w, "confidence");
 	jw_double(w, COMPARE_LEVEL, 2);
 	jw_key(w, "rows");
@@ -584,8 +591,9 @@ int report__write(int fd, const char *what, const char *buf, size_t len)
 
 static const char usage[] =
 	"Usage: pmbpf compare [OPTIONS] BASE.json NEW.json\n"
-	"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the mean,\n"
-	"its 95% confidence interval (bootstrap) and a verdict.\n"
+	"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the\n"
+	"median run, its 95% confidence interval (bootstrap, fixed seed) and a verdict.\n"
+	"NOISE% is the robust RSD (1.4826 x MAD / median).\n"
 	"\n"
 	"  -t, --threshold NAME=+P%  a rise of P% or more in NAME is a regression (-P%: a drop);\n"
 	"                            repeatable; defaults: instructions +1%, ipc -5%,\n"

@@ -79,7 +79,7 @@ static int string(struct parser *ps, char **out)
 	while (q < ps->end && *q != '"')
 		q += *q == '\\' ? 2 : 1;
 	if (q >= ps->end)
-		return fail(ps, "unterminated string");
+		return fail(ps, "truncated string");
 	s = malloc(q - ps->p + 1);
 	if (!s)
 		return -ENOMEM;

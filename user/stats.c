@@ -2,7 +2,38 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "stats.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of x[0..n), reordering x. */
+static double median_inplace(double *x, int n)
+{
+	qsort(x, n, sizeof(*x), cmp_double);
+	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+static void robust(const double *x, int n, struct summary *s)
+{
+	double *tmp = malloc(sizeof(*tmp) * n);
+	int i;
+
+	if (!tmp)
+		return;
+	memcpy(tmp, x, sizeof(*tmp) * n);
+	s->median = median_inplace(tmp, n);
+	for (i = 0; i < n; i++)
+		tmp[i] = fabs(x[i] - s->median);
+	if (n >= 2 && s->median != 0)
+		s->robust_rsd_pct = 1.4826 * median_inplace(tmp, n) / fabs(s->median) * 100;
+	free(tmp);
+}
 
 void stats__summary(const double *x, int n, struct summary *s)
 {
@@ -11,6 +42,7 @@ void stats__summary(const double *x, int n, struct summary *s)
 
 	s->n = n;
 	s->mean = s->stddev = s->rsd_pct = s->min = s->max = NAN;
+	s->median = s->robust_rsd_pct = NAN;
 	for (i = 0; i < n; i++)
 		if (!isfinite(x[i]))
 			return;
@@ -25,6 +57,7 @@ void stats__summary(const double *x, int n, struct summary *s)
 			s->max = x[i];
 	}
 	s->mean = sum / n;
+	robust(x, n, s);
 	if (n < 2)
 		return;
 	/* two passes: large counts with small spreads keep their precision */
@@ -55,21 +88,13 @@ uint32_t rng__below(struct rng *r, uint32_t n)
 	return (uint32_t)(((rng__next(r) >> 32) * (uint64_t)n) >> 32);
 }
 
-static double resample_mean(struct rng *r, const double *x, int n)
+static double resample_median(struct rng *r, const double *x, int n, double *tmp)
 {
-	double sum = 0;
 	int i;
 
 	for (i = 0; i < n; i++)
-		sum += x[rng__below(r, (uint32_t)n)];
-	return sum / n;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+		tmp[i] = x[rng__below(r, (uint32_t)n)];
+	return median_inplace(tmp, n);
 }
 
 /* The q-quantile of sorted x[0..n), interpolated between order statistics. */
@@ -87,7 +112,7 @@ int stats__bootstrap_change(const double *a, int na, const double *b, int nb, do
 			    int resamples, uint64_t seed, struct change *c)
 {
 	struct summary sa, sb;
-	double *boot;
+	double *boot, *tmp;
 	struct rng r;
 	int i, k = 0;
 
@@ -97,26 +122,32 @@ int stats__bootstrap_change(const double *a, int na, const double *b, int nb, do
 		return -EINVAL;
 	stats__summary(a, na, &sa);
 	stats__summary(b, nb, &sb);
-	if (!isfinite(sa.mean) || !isfinite(sb.mean))
+	if (!isfinite(sa.median) || !isfinite(sb.median))
 		return -EINVAL;
-	if (sa.mean == 0) {
-		if (sb.mean != 0)
+	if (sa.median == 0) {
+		if (sb.median != 0)
 			return -EDOM;
 		c->pct = c->lo_pct = c->hi_pct = 0;
 		return 0;
 	}
-	c->pct = (sb.mean / sa.mean - 1) * 100;
+	c->pct = (sb.median / sa.median - 1) * 100;
 	boot = malloc(sizeof(*boot) * resamples);
-	if (!boot)
+	tmp = malloc(sizeof(*tmp) * (na > nb ? na : nb));
+	if (!boot || !tmp) {
+		free(boot);
+		free(tmp);
 		return -ENOMEM;
+	}
 	rng__seed(&r, seed);
 	for (i = 0; i < resamples; i++) {
-		double ma = resample_mean(&r, a, na), mb = resample_mean(&r, b, nb);
+		double ma = resample_median(&r, a, na, tmp);
+		double mb = resample_median(&r, b, nb, tmp);
 
 		/* a resample of a base whose values are all 0 has no ratio */
 		if (ma != 0)
 			boot[k++] = (mb / ma - 1) * 100;
 	}
+	free(tmp);
 	if (!k) {
 		free(boot);
 		return -EDOM;
@@ -139,7 +170,7 @@ int stats__runs_needed(double rsd_a_pct, double rsd_b_pct, double threshold_pct)
 		return 2;
 	if (t == 0)
 		return INT32_MAX;
-	n = ceil(2 * z * z * var / (t * t));
+	n = ceil(2 * z * z * var / (t * t) * M_PI / 2);
 	if (n > 1e6)
 		return 1000000;
 	return n < 2 ? 2 : (int)n;
