@@ -50,7 +50,8 @@ static const char usage[] =
 	"  -e, --events LIST        comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
 	"  -r, --repeat N           run the command N times: mean, stddev, RSD, min, max\n"
 	"      --ab                 run COMMAND_A and COMMAND_B alternately (A B A B ...), N\n"
-	"                           times each, and compare them as 'pmbpf compare' does\n"
+	"                           times each (default 7), and compare them as 'pmbpf\n"
+	"                           compare' does\n"
 	"  -t, --threshold NAME=+P% with --ab: a regression threshold (see pmbpf compare)\n"
 	"  -o, --output FORMAT      table (default) or json (one document, every run)\n"
 	"  -O, --output-file FILE   write the report to FILE instead of stderr ('-': stdout)\n"
@@ -940,7 +941,7 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		argv[i] = NULL;
 		ctx->argv_b = argv + i + 1;
 		if (!ctx->repeat)
-			ctx->repeat = 5;
+			ctx->repeat = 7;
 		if (ctx->repeat < 2) {
 			fprintf(stderr,
 				"pmbpf: --ab needs -r 2 or more: a verdict needs the spread of the runs\n");
