@@ -709,8 +709,9 @@ int cmd_compare(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) ==
-			       -EIO;
+			if (report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) == -EIO)
+				return 2;
+			return 0;
 		default:
 			fprintf(stderr, "pmbpf: try 'pmbpf compare --help'\n");
 			return 2;
