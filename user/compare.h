@@ -13,7 +13,7 @@
 #include "stats.h"
 
 #define STAT_SCHEMA	       1
-#define METRIC_NAME_LEN	       48
+#define METRIC_NAME_LEN	       80
 #define SERIES_MAX_METRICS     40
 #define COMPARE_MAX_THRESHOLDS 32
 #define COMPARE_LEVEL	       0.95

@@ -47,7 +47,9 @@ static const char usage[] =
 	"Run COMMAND and report the totals of it and all its children on stderr\n"
 	"(the command's stdout and stderr stay its own).\n"
 	"\n"
-	"  -e, --events LIST        comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST        comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                           software events where there is no PMU)\n"
+	"  -M, --metrics LIST       ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -r, --repeat N           run the command N times: mean, stddev, RSD, min, max\n"
 	"      --ab                 run COMMAND_A and COMMAND_B alternately (A B A B ...), N\n"
 	"                           times each (default 7), and compare them as 'pmbpf\n"
@@ -69,6 +71,7 @@ enum { OPT_AB = 256 };
 
 static const struct option long_opts[] = {
 	{ "events", required_argument, NULL, 'e' },
+	{ "metrics", required_argument, NULL, 'M' },
 	{ "repeat", required_argument, NULL, 'r' },
 	{ "ab", no_argument, NULL, OPT_AB },
 	{ "threshold", required_argument, NULL, 't' },
@@ -813,6 +816,7 @@ static int report(struct stat_ctx *ctx, int *verdict_rc)
 		struct snapshot snap = {};
 
 		snap.events = session__events(ctx->s, &snap.nr_events);
+		snap.metrics = ctx->snap.metrics;
 		snap.interval_ns = ctx->runs[0].wall_ns;
 		output__command(&o, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].exit_code,
 				ctx->runs[0].nr_procs);
@@ -871,7 +875,7 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 	int c, err, i;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:r:t:o:O:i:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:r:t:o:O:i:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &ctx->so, NULL, 0);
 		if (err < 0)
 			return 2;
@@ -967,7 +971,7 @@ int cmd_stat(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	rc = 1;
-	if (!ctx.so.nr_events && options__events(DEFAULT_EVENTS, &ctx.so))
+	if (options__default_events(&ctx.so))
 		return 2;
 	if (ctx.out_path && strcmp(ctx.out_path, "-")) {
 		ctx.out_fd = open(ctx.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -990,8 +994,12 @@ int cmd_stat(int argc, char **argv)
 	if (create_cgroup(ctx.cgroup, sizeof(ctx.cgroup)))
 		goto out_close;
 	ctx.so.cgroup = ctx.cgroup;
-	if (session__open(&ctx.s, &ctx.so))
+	err = session__open(&ctx.s, &ctx.so);
+	if (err) {
+		if (err == -E2BIG) /* a group larger than the PMU: a usage error */
+			rc = 2;
 		goto out_rmdir;
+	}
 
 	for (i = 0; i < ctx.repeat && !exiting; i++) {
 		for (g = 0; g < (ctx.ab ? 2 : 1) && !exiting; g++) {
