@@ -15,9 +15,12 @@ pytestmark = needs_root
 def stat(events, *cmd):
     p = subprocess.run([PMBPF, "stat", "-o", "json", "-e", events, "--"] + [str(c) for c in cmd],
                        capture_output=True, text=True, timeout=120)
-    recs = [json.loads(l) for l in p.stdout.splitlines() if l.startswith('{"type":"command"')]
-    assert p.returncode == 0 and len(recs) == 1, p.stdout + p.stderr
-    return recs[0]["events"], p
+    # the report is on stderr, the command's output on stdout
+    docs = [json.loads(l) for l in p.stderr.splitlines() if l.startswith('{"type":"stat"')]
+    assert p.returncode == 0 and len(docs) == 1, p.stdout + p.stderr
+    raw = docs[0]["runs"][0]["raw"]
+    return {name: {"raw": r["value"], "coverage": r["running_ns"] / r["enabled_ns"]
+                   if r["enabled_ns"] else 1.0} for name, r in raw.items()}, p
 
 
 def test_sys_enter_write_counts_every_write():

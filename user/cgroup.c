@@ -184,7 +184,7 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	return 0;
 }
 
-int cgroup__create(const char *prefix, char *buf, size_t len)
+int cgroup__create(const char *name, char *buf, size_t len)
 {
 	char mount[4096];
 	int err, n;
@@ -194,10 +194,10 @@ int cgroup__create(const char *prefix, char *buf, size_t len)
 		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
 		return err;
 	}
-	n = snprintf(buf, len, "%s/%s-%d", mount, prefix, (int)getpid());
+	n = snprintf(buf, len, "%s/%s", mount, name);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
-	if (mkdir(buf, 0755) && errno != EEXIST) {
+	if (mkdir(buf, 0755)) {
 		err = -errno;
 		fprintf(stderr, "pmbpf: cannot create cgroup %s: %s\n", buf, strerror(-err));
 		return err;

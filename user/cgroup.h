@@ -20,10 +20,11 @@ int cgroup__level(const char *abs_path);
 int cgroup__resolve(const char *arg, char *buf, size_t len);
 
 /*
- * Create an empty cgroup below the cgroup2 mount named after prefix and this
- * process, for a command to run in; the absolute path goes to buf.
+ * Create a new cgroup named name below the cgroup2 mount, for a command to
+ * run in; the absolute path goes to buf. An existing one is an error (EEXIST):
+ * never share a cgroup with what another run left in it.
  */
-int cgroup__create(const char *prefix, char *buf, size_t len);
+int cgroup__create(const char *name, char *buf, size_t len);
 
 struct cgroup_cache *cgroup_cache__new(void);
 /*

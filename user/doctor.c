@@ -166,6 +166,32 @@ static void check_cgroup(struct doctor *d)
 		    "mounted at %s: per-cgroup and container figures available", mnt);
 }
 
+struct stale {
+	int busy;
+	char first[256];
+};
+
+static void count_stale(const char *path, bool busy, void *ctx)
+{
+	struct stale *st = ctx;
+
+	st->busy += busy;
+	if (!st->first[0])
+		snprintf(st->first, sizeof(st->first), "%s", path);
+}
+
+/* Cgroups of a pmbpf stat that was killed (the next stat removes empty ones). */
+static void check_stale_stat_cgroups(struct doctor *d)
+{
+	struct stale st = {};
+	int n = stat__stale_cgroups(false, count_stale, &st);
+
+	if (n)
+		add(d, "stale-cgroups", ST_WARN,
+		    "%d cgroup%s left by a killed pmbpf stat (%d holding processes), e.g. %s", n,
+		    n == 1 ? "" : "s", st.busy, st.first);
+}
+
 static void check_caps(struct doctor *d)
 {
 	struct caps c;
@@ -638,6 +664,7 @@ int cmd_doctor(int argc, char **argv)
 	check_kernel(d);
 	check_features(d);
 	check_cgroup(d);
+	check_stale_stat_cgroups(d);
 	check_caps(d);
 	check_sysctls(d);
 	check_events(d, &so);

@@ -17,6 +17,7 @@ static const struct cmd {
 	{ "record", cmd_record, "print per-process figures every interval (table, JSON, CSV)" },
 	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
 	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
+	{ "compare", cmd_compare, "compare two 'stat -r N -o json' files: regression or not" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
 	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },

@@ -3,45 +3,80 @@
  * pmbpf stat -- CMD: totals for a command and all its children, for
  * comparing two runs in CI. The command runs in a cgroup of its own, so its
  * children are followed by the kernel (the in-kernel cgroup filter), however
- * short-lived.
+ * short-lived. -r N repeats it (one BPF session, one child cgroup per run);
+ * --ab alternates two commands and compares them.
+ *
+ * The report goes to stderr (or -O FILE), as perf stat's does, so that the
+ * command's own stdout stays its own.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
+#include <linux/sched.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "compare.h"
+#include "json_writer.h"
+#include "metrics.h"
 #include "options.h"
 #include "output.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
 
+#define STAT_PREFIX "pmbpf-stat-"
+#define MAX_RUNS    10000
+
 static const char usage[] =
 	"Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
-	"Run COMMAND and print the totals of it and all its children.\n"
+	"       pmbpf stat -r N --ab [OPTIONS] -- COMMAND_A [ARGS...] --- COMMAND_B [ARGS...]\n"
+	"Run COMMAND and report the totals of it and all its children on stderr\n"
+	"(the command's stdout and stderr stay its own).\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
-	"                        software events where there is no PMU)\n"
-	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
-	"  -o, --output FORMAT   table (default) or json (one record)\n"
-	"  -i, --interval TIME   how often to read the kernel's counts (default 0.5s)\n"
-	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
-	"  -v, --verbose         libbpf debug output\n"
-	"  -h, --help            this help\n"
+	"  -e, --events LIST        comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                           software events where there is no PMU)\n"
+	"  -M, --metrics LIST       ipc, mpki, topdown: named metrics, each from one group\n"
+	"  -r, --repeat N           run the command N times: mean, stddev, RSD, min, max\n"
+	"      --ab                 run COMMAND_A and COMMAND_B alternately (A B A B ...), N\n"
+	"                           times each (default 7), and compare them as 'pmbpf\n"
+	"                           compare' does\n"
+	"  -t, --threshold NAME=+P% with --ab: a regression threshold (see pmbpf compare)\n"
+	"  -o, --output FORMAT      table (default) or json (one document, every run)\n"
+	"  -O, --output-file FILE   write the report to FILE instead of stderr ('-': stdout)\n"
+	"  -i, --interval TIME      how often to read the kernel's counts (default 0.5s)\n"
+	"  -m, --max-procs N        process entries in the kernel map (default 10240)\n"
+	"  -v, --verbose            libbpf debug output\n"
+	"  -h, --help               this help\n"
 	"\n"
-	"The exit code is the command's (128 + signal if it was killed).\n";
+	"The exit code is the command's (128 + signal if it was killed); with -r N\n"
+	"a failing run stops the series with its exit code and no report. With --ab:\n"
+	"0 no regression of B against A, 1 a regression, 2 bad input.\n"
+	"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n";
+
+enum { OPT_AB = 256 };
 
 static const struct option long_opts[] = {
 	{ "events", required_argument, NULL, 'e' },
 	{ "metrics", required_argument, NULL, 'M' },
+	{ "repeat", required_argument, NULL, 'r' },
+	{ "ab", no_argument, NULL, OPT_AB },
+	{ "threshold", required_argument, NULL, 't' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "output-file", required_argument, NULL, 'O' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "max-procs", required_argument, NULL, 'm' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -49,26 +84,205 @@ static const struct option long_opts[] = {
 	{},
 };
 
-/* The child: wait for the go, move into the cgroup, run the command. */
-static void child(int go_fd, const char *cgroup, char **argv)
+/* The signals received, for forwarding: the first passed on, more escalate. */
+static volatile sig_atomic_t nr_signals, last_signal;
+
+static void on_signal(int sig)
 {
-	char path[4200], c;
+	exiting = 1;
+	last_signal = sig;
+	nr_signals++;
+}
+
+static int stat_signals__setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (signals__setup())
+		return -1;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+struct run {
+	char group; /* 'A' or 'B' */
+	int exit_code;
+	__u64 wall_ns;
+	unsigned int nr_procs;
+	struct figures f;
+};
+
+struct stat_ctx {
+	struct session_opts so;
+	__u64 interval_ns;
+	enum output_format format;
+	const char *out_path;
+	int out_fd;
+	int repeat;
+	bool ab;
+	struct threshold th[COMPARE_MAX_THRESHOLDS];
+	int nr_th;
+	char **argv_a, **argv_b;
+	char cgroup[4096];
+	struct session *s;
+	struct snapshot snap;
+	struct run *runs;
+	int nr_runs;
+};
+
+/* Start time of a process in clock ticks since boot (field 22 of stat); 0 if gone. */
+static unsigned long long proc_starttime(pid_t pid)
+{
+	unsigned long long start = 0;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
+
+/*
+ * Whether the pmbpf that made the cgroup directory name is still running:
+ * "pmbpf-stat-PID-START" names its pid and start time, which no later process
+ * of this boot shares. Directories of older versions ("pmbpf-stat-PID") count
+ * as live while a process named pmbpf has that pid.
+ */
+static bool owner_alive(const char *name)
+{
+	unsigned long long pid, start = 0;
+	char path[64], comm[32] = "";
+	char *end;
 	FILE *f;
 
+	pid = strtoull(name + strlen(STAT_PREFIX), &end, 10);
+	if (!pid || pid > INT_MAX)
+		return true; /* not ours: leave it */
+	if (*end == '-')
+		start = strtoull(end + 1, &end, 10);
+	if (*end)
+		return true;
+	if (start)
+		return proc_starttime((pid_t)pid) == start;
+	snprintf(path, sizeof(path), "/proc/%llu/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	return !strcmp(comm, "pmbpf\n");
+}
+
+/* rmdir a cgroup and its empty run-N children. */
+static int rmdir_tree(const char *path)
+{
+	char sub[4700];
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	if (d) {
+		while ((de = readdir(d)))
+			if (de->d_type == DT_DIR && !strncmp(de->d_name, "run-", 4)) {
+				snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+				rmdir(sub);
+			}
+		closedir(d);
+	}
+	return rmdir(path) ? -errno : 0;
+}
+
+/* The cgroup or a descendant holds a process (cgroup.events "populated 1"). */
+static bool populated(const char *path)
+{
+	char file[4500], line[64];
+	bool yes = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/cgroup.events", path);
+	f = fopen(file, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "populated 1\n"))
+			yes = true;
+	fclose(f);
+	return yes;
+}
+
+int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx), void *ctx)
+{
+	char mount[4096], path[4400];
+	struct dirent *de;
+	int nr = 0;
+	DIR *d;
+
+	if (cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount)))
+		return 0;
+	d = opendir(mount);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		bool busy = true;
+
+		if (de->d_type != DT_DIR || strncmp(de->d_name, STAT_PREFIX, strlen(STAT_PREFIX)) ||
+		    owner_alive(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", mount, de->d_name);
+		if (remove)
+			busy = rmdir_tree(path) != 0;
+		else
+			busy = populated(path);
+		nr++;
+		if (cb)
+			cb(path, busy, ctx);
+	}
+	closedir(d);
+	return nr;
+}
+
+/* The child: wait for the go, move into the cgroup (unless born there), run the command. */
+static void child(int go_fd, const char *cgroup, bool inside, char **argv)
+{
+	char path[4300], c;
+	FILE *f;
+
+	/* pmbpf ignores SIGPIPE; an ignored signal stays ignored across exec */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	if (read(go_fd, &c, 1) != 1)
 		_exit(127); /* pmbpf failed to start: nothing to run */
+	if (inside)
+		goto exec;
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
 		fprintf(stderr, "pmbpf: cannot move into %s: %s\n", cgroup, strerror(errno));
 		_exit(127);
 	}
+exec:
 	execvp(argv[0], argv);
 	fprintf(stderr, "pmbpf: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
-/* Sum this interval's figures of the command's cgroup; count its processes. */
+/* Sum this interval's figures of the run's cgroup; count its processes. */
 static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *acc,
 		       struct proctable *seen)
 {
@@ -86,43 +300,629 @@ static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *
 	}
 }
 
-int cmd_stat(int argc, char **argv)
+/*
+ * Pass a signal on: the first as received (SIGTERM stays SIGTERM, so that
+ * `timeout` works), any further one as SIGKILL to the whole run cgroup.
+ */
+static void forward_signals(const char *cgroup, pid_t pid, int *forwarded)
 {
-	struct session_opts so = {};
-	struct output out = { .f = stdout, .format = OUTPUT_TABLE, .procs = true, .cgroups = true };
-	__u64 interval_ns = 500000000ULL, cgid, t0;
-	struct snapshot snap = {}, total = {};
+	char path[4300];
+	int fd;
+
+	if (nr_signals == *forwarded)
+		return;
+	if (!*forwarded) {
+		kill(pid, last_signal);
+		*forwarded = 1;
+		return;
+	}
+	*forwarded = nr_signals;
+	snprintf(path, sizeof(path), "%s/cgroup.kill", cgroup);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		kill(pid, SIGKILL); /* before Linux 5.14: the command, not its children */
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * A child born in the cgroup (clone3 CLONE_INTO_CGROUP, Linux 5.7): a task
+ * that moves itself in while running would have its span split at the move,
+ * and the part before it is not the command's. fork() and a move before
+ * that.
+ */
+static pid_t fork_into(int cgroup_fd, bool *inside)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cgroup_fd,
+	};
+	pid_t pid = -1;
+
+	*inside = false;
+	if (cgroup_fd >= 0) {
+		pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		if (pid >= 0) {
+			*inside = true;
+			return pid;
+		}
+	}
+	return fork();
+}
+
+static int pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Run argv once in a new child cgroup; the figures go to *run. */
+static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int index)
+{
+	__u64 cgid, t0, next;
 	struct proctable seen = {};
-	struct figures acc = {};
-	struct session *s = NULL;
-	char cgroup[4096];
-	int go[2], c, err, status = 0, rc = 1;
-	bool forwarded = false;
+	char cg[4200];
+	int go[2], err = 0, status = 0, forwarded = 0, pidfd, cgfd;
+	bool inside;
 	pid_t pid;
 
+	snprintf(cg, sizeof(cg), "%s/run-%d", ctx->cgroup, index);
+	if (mkdir(cg, 0755)) {
+		fprintf(stderr, "pmbpf: cannot create cgroup %s: %s\n", cg, strerror(errno));
+		return -errno;
+	}
+	cgid = cgroup__id_of(cg);
+	if (pipe2(go, O_CLOEXEC)) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: pipe: %s\n", strerror(errno));
+		goto out_rmdir;
+	}
+	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid = fork_into(cgfd, &inside);
+	if (cgfd >= 0 && pid)
+		close(cgfd);
+	if (pid < 0) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: fork: %s\n", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		goto out_rmdir;
+	}
+	if (!pid) {
+		close(go[1]);
+		child(go[0], cg, inside, argv);
+	}
+	close(go[0]);
+	pidfd = pidfd_open(pid);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	if (write(go[1], "g", 1) != 1) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cannot start the command: %s\n", strerror(errno));
+	}
+	close(go[1]);
+	next = t0 + ctx->interval_ns;
+	for (;;) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		__u64 now = now_ns(CLOCK_MONOTONIC);
+		int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
+		bool done = false;
+
+		forward_signals(cg, pid, &forwarded);
+		if (pidfd >= 0) {
+			if (poll(&pfd, 1, wait_ms) > 0)
+				done = waitpid(pid, &status, 0) == pid;
+		} else {
+			/* no pidfd (before Linux 5.3): look every 5 ms */
+			struct timespec ts = { .tv_nsec = 5000000L };
+
+			done = waitpid(pid, &status, WNOHANG) == pid;
+			if (!done)
+				nanosleep(&ts, NULL);
+		}
+		if (done)
+			run->wall_ns = now_ns(CLOCK_MONOTONIC) - t0;
+		if (done || now_ns(CLOCK_MONOTONIC) >= next) {
+			if (!err)
+				err = session__collect(ctx->s, &ctx->snap);
+			if (!err)
+				accumulate(&ctx->snap, cgid, &run->f, &seen);
+			next = now_ns(CLOCK_MONOTONIC) + ctx->interval_ns;
+		}
+		if (done)
+			break;
+		if (err && !forwarded) {
+			kill(pid, SIGKILL); /* pmbpf cannot count: stop the command */
+			forwarded = 1;
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	run->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	run->nr_procs = (unsigned int)seen.used;
+	proctable__free(&seen);
+out_rmdir:
+	if (rmdir(cg) && errno == EBUSY)
+		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n", cg);
+	return err;
+}
+
+struct metric_val {
+	char name[METRIC_NAME_LEN];
+	bool time;
+	double v;
+};
+
+/*
+ * The figures of a run that are compared: wall and on-CPU time, every event,
+ * IPC and misses per 1000 instructions where their events were asked for,
+ * and the switches. NaN where an event does not count.
+ */
+static int run_metrics(const struct stat_ctx *ctx, const struct run *run, struct metric_val *mv)
+{
+	struct snapshot snap = {};
+	struct row_metrics m;
+	int i, n = 0, cyc = -1, ins = -1;
+
+	snap.events = session__events(ctx->s, &snap.nr_events);
+	snap.interval_ns = run->wall_ns;
+	metrics__figures(&snap, &run->f, &m);
+	mv[n++] = (struct metric_val){ "wall-time", true, (double)run->wall_ns };
+	mv[n++] = (struct metric_val){ "cpu-time", true, (double)run->f.oncpu_ns };
+	for (i = 0; i < snap.nr_events; i++) {
+		const struct event_spec *e = &snap.events[i].spec;
+
+		snprintf(mv[n].name, sizeof(mv[n].name), "%s", e->name);
+		mv[n].time = e->kind & EVENT_TIME;
+		mv[n++].v = m.count[i];
+		if (e->kind & EVENT_CYCLES && cyc < 0)
+			cyc = i;
+		if (e->kind & EVENT_INSTRUCTIONS && ins < 0)
+			ins = i;
+	}
+	if (cyc >= 0 && ins >= 0)
+		mv[n++] = (struct metric_val){ "ipc", false, m.ipc };
+	for (i = 0; ins >= 0 && i < snap.nr_events; i++) {
+		if (!(snap.events[i].spec.kind & EVENT_MISS))
+			continue;
+		snprintf(mv[n].name, sizeof(mv[n].name), "%s-mpki", snap.events[i].spec.name);
+		mv[n].time = false;
+		mv[n++].v = m.mpki[i];
+	}
+	mv[n++] = (struct metric_val){ "voluntary-switches", false, (double)run->f.nvcsw };
+	mv[n++] = (struct metric_val){ "involuntary-switches", false, (double)run->f.nivcsw };
+	return n;
+}
+
+static char *join_argv(char **argv)
+{
+	size_t len = 1;
+	char *s;
+	int i;
+
+	for (i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	for (i = 0; s && argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/* The runs of one group as columns. */
+static int build_series(const struct stat_ctx *ctx, char group, struct series *s)
+{
+	struct metric_val mv[SERIES_MAX_METRICS];
+	int i, j, n, k = 0;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < ctx->nr_runs; i++)
+		s->n += ctx->runs[i].group == group;
+	s->label = strdup(group == 'A' ? "A" : "B");
+	s->command = join_argv(group == 'A' ? ctx->argv_a : ctx->argv_b);
+	if (!s->label || !s->command)
+		return -ENOMEM;
+	for (i = 0; i < ctx->nr_runs; i++) {
+		if (ctx->runs[i].group != group)
+			continue;
+		n = run_metrics(ctx, &ctx->runs[i], mv);
+		for (j = 0; j < n; j++) {
+			struct metric_col *c = series__find(s, mv[j].name);
+
+			if (!c)
+				c = series__add(s, mv[j].name, mv[j].time);
+			if (!c)
+				return -ENOMEM;
+			c->v[k] = mv[j].v;
+		}
+		k++;
+	}
+	return 0;
+}
+
+static void host_cpu_model(char *buf, size_t len)
+{
+	char line[512];
+	struct utsname u;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && colon) {
+			snprintf(buf, len, "%s", colon + 2);
+			buf[strcspn(buf, "\n")] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!buf[0] && !uname(&u))
+		snprintf(buf, len, "%s", u.machine); /* arm64 names no model */
+}
+
+static const char *pmu_status(const struct session *s)
+{
+	if (session__hw_counting(s))
+		return "counting";
+	if (session__no_pmu(s))
+		return "none";
+	return "not-used"; /* no hardware event asked for */
+}
+
+static void json_argv(struct json_writer *w, const char *key, char **argv)
+{
+	int i;
+
+	jw_key(w, key);
+	jw_start_array(w);
+	for (i = 0; argv[i]; i++)
+		jw_string(w, argv[i]);
+	jw_end_array(w);
+}
+
+static void json_summaries(struct json_writer *w, const char *key, const struct series *s)
+{
+	struct summary sm;
+	int i;
+
+	jw_key(w, key);
+	jw_start_object(w);
+	for (i = 0; i < s->nr_metrics; i++) {
+		stats__summary(s->m[i].v, s->n, &sm);
+		jw_key(w, s->m[i].name);
+		jw_start_object(w);
+		jw_key(w, "n");
+		jw_u64(w, sm.n);
+		jw_key(w, "mean");
+		jw_double(w, sm.mean, 6);
+		jw_key(w, "stddev");
+		jw_double(w, sm.stddev, 6);
+		jw_key(w, "rsd_pct");
+		jw_double(w, sm.rsd_pct, 4);
+		jw_key(w, "min");
+		jw_double(w, sm.min, 6);
+		jw_key(w, "max");
+		jw_double(w, sm.max, 6);
+		jw_end_object(w);
+	}
+	jw_end_object(w);
+}
+
+static void json_report(FILE *f, const struct stat_ctx *ctx, const struct series *a,
+			const struct series *b, const struct compare_result *cmp)
+{
+	struct metric_val mv[SERIES_MAX_METRICS];
+	const struct event_info *ev;
+	struct json_writer w;
+	struct utsname u;
+	char model[256];
+	int i, j, n, nr_ev;
+
+	ev = session__events(ctx->s, &nr_ev);
+	jw_init(&w, f);
+	jw_start_object(&w);
+	jw_key(&w, "type");
+	jw_string(&w, "stat");
+	jw_key(&w, "schema");
+	jw_u64(&w, STAT_SCHEMA);
+	jw_key(&w, "pmbpf");
+	jw_string(&w, PMBPF_VERSION);
+	jw_key(&w, "host");
+	jw_start_object(&w);
+	host_cpu_model(model, sizeof(model));
+	jw_key(&w, "cpu_model");
+	jw_string(&w, model);
+	if (!uname(&u)) {
+		jw_key(&w, "kernel");
+		jw_string(&w, u.release);
+		jw_key(&w, "machine");
+		jw_string(&w, u.machine);
+	}
+	jw_key(&w, "cpus");
+	jw_u64(&w, sysconf(_SC_NPROCESSORS_ONLN));
+	jw_key(&w, "pmu");
+	jw_string(&w, pmu_status(ctx->s));
+	jw_key(&w, "attach");
+	jw_string(&w, session__attach_kind(ctx->s));
+	jw_end_object(&w);
+	jw_key(&w, "events");
+	jw_start_array(&w);
+	for (i = 0; i < nr_ev; i++) {
+		jw_start_object(&w);
+		jw_key(&w, "name");
+		jw_string(&w, ev[i].spec.name);
+		jw_key(&w, "class");
+		jw_string(&w, event__class(&ev[i].spec));
+		jw_key(&w, "state");
+		jw_string(&w, event_state__str(ev[i].state));
+		jw_key(&w, "error");
+		if (ev[i].err)
+			jw_string(&w, strerror(ev[i].err));
+		else
+			jw_null(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	json_argv(&w, "command", ctx->argv_a);
+	if (ctx->ab)
+		json_argv(&w, "command_b", ctx->argv_b);
+	jw_key(&w, "repeat");
+	jw_u64(&w, ctx->repeat);
+	jw_key(&w, "units");
+	jw_start_object(&w);
+	for (i = 0; i < a->nr_metrics; i++) {
+		jw_key(&w, a->m[i].name);
+		jw_string(&w, a->m[i].time ? "ns" : "");
+	}
+	jw_end_object(&w);
+	jw_key(&w, "runs");
+	jw_start_array(&w);
+	for (i = 0; i < ctx->nr_runs; i++) {
+		const struct run *r = &ctx->runs[i];
+		char group[2] = { r->group, '\0' };
+
+		jw_start_object(&w);
+		jw_key(&w, "run");
+		jw_u64(&w, i + 1);
+		jw_key(&w, "group");
+		jw_string(&w, group);
+		jw_key(&w, "exit_code");
+		jw_s64(&w, r->exit_code);
+		jw_key(&w, "processes");
+		jw_u64(&w, r->nr_procs);
+		jw_key(&w, "metrics");
+		jw_start_object(&w);
+		n = run_metrics(ctx, r, mv);
+		for (j = 0; j < n; j++) {
+			jw_key(&w, mv[j].name);
+			jw_double(&w, mv[j].v, mv[j].v == floor(mv[j].v) ? 0 : 6);
+		}
+		jw_end_object(&w);
+		jw_key(&w, "raw");
+		jw_start_object(&w);
+		for (j = 0; j < nr_ev; j++) {
+			if (ev[j].state != EVENT_COUNTING)
+				continue;
+			jw_key(&w, ev[j].spec.name);
+			jw_start_object(&w);
+			jw_key(&w, "value");
+			jw_u64(&w, r->f.ev[j].value);
+			jw_key(&w, "enabled_ns");
+			jw_u64(&w, r->f.ev[j].enabled);
+			jw_key(&w, "running_ns");
+			jw_u64(&w, r->f.ev[j].running);
+			jw_end_object(&w);
+		}
+		jw_end_object(&w);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	json_summaries(&w, "summary", a);
+	if (b)
+		json_summaries(&w, "summary_b", b);
+	if (cmp) {
+		jw_key(&w, "comparison");
+		compare__json(&w, cmp);
+	}
+	jw_end_object(&w);
+	fputc('\n', f);
+}
+
+static void fmt_value(char *buf, size_t len, double v, bool time)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (time)
+		snprintf(buf, len, "%.3fms", v / 1e6);
+	else if (fabs(v) >= 1000 || v == floor(v))
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+static void table_summary(FILE *f, const struct series *s)
+{
+	char mean[32], sd[32], lo[32], hi[32];
+	struct summary sm;
+	int i;
+
+	fprintf(f, "\n Counts for '%s' and its children, %d runs:\n\n", s->command, s->n);
+	fprintf(f, " %-26s %14s %12s %7s %14s %14s\n", "METRIC", "MEAN", "STDDEV", "RSD%", "MIN",
+		"MAX");
+	for (i = 0; i < s->nr_metrics; i++) {
+		stats__summary(s->m[i].v, s->n, &sm);
+		fmt_value(mean, sizeof(mean), sm.mean, s->m[i].time);
+		fmt_value(sd, sizeof(sd), sm.stddev, s->m[i].time);
+		fmt_value(lo, sizeof(lo), sm.min, s->m[i].time);
+		fmt_value(hi, sizeof(hi), sm.max, s->m[i].time);
+		if (isfinite(sm.rsd_pct))
+			fprintf(f, " %-26s %14s %12s %7.2f %14s %14s\n", s->m[i].name, mean, sd,
+				sm.rsd_pct, lo, hi);
+		else
+			fprintf(f, " %-26s %14s %12s %7s %14s %14s\n", s->m[i].name, mean, sd, "-",
+				lo, hi);
+	}
+}
+
+/*
+ * Build the report in memory and write it in one go: a write error is then
+ * known exactly (ENOSPC on a file, EPIPE from a reader that left).
+ */
+static int report(struct stat_ctx *ctx, int *verdict_rc)
+{
+	struct series a = {}, b = {};
+	struct compare_result *cmp = NULL;
+	char err[600], *text = NULL;
+	size_t len = 0;
+	int ret;
+	FILE *f;
+
+	ret = build_series(ctx, 'A', &a);
+	if (!ret && ctx->ab)
+		ret = build_series(ctx, 'B', &b);
+	if (ret)
+		goto out;
+	if (ctx->ab) {
+		cmp = malloc(sizeof(*cmp));
+		if (!cmp) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (compare__series(&a, &b, ctx->th, ctx->nr_th, cmp, err, sizeof(err))) {
+			fprintf(stderr, "pmbpf: %s\n", err);
+			*verdict_rc = 2;
+			ret = -EINVAL;
+			goto out;
+		}
+		*verdict_rc = cmp->counts[VERDICT_REGRESSION] ? 1 : 0;
+	}
+	f = open_memstream(&text, &len);
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	if (ctx->format == OUTPUT_JSON) {
+		json_report(f, ctx, &a, ctx->ab ? &b : NULL, cmp);
+	} else if (ctx->nr_runs == 1) {
+		struct output o = { .f = f, .format = OUTPUT_TABLE };
+		struct snapshot snap = {};
+
+		snap.events = session__events(ctx->s, &snap.nr_events);
+		snap.metrics = ctx->snap.metrics;
+		snap.interval_ns = ctx->runs[0].wall_ns;
+		output__command(&o, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].exit_code,
+				ctx->runs[0].nr_procs);
+	} else {
+		table_summary(f, &a);
+		if (ctx->ab) {
+			table_summary(f, &b);
+			fprintf(f, "\n A/B comparison (interleaved runs, B against A):\n\n");
+			compare__print(f, COMPARE_TABLE, cmp);
+		}
+		fputc('\n', f);
+	}
+	if (fclose(f)) {
+		ret = -errno;
+		goto out;
+	}
+	ret = report__write(ctx->out_fd, ctx->out_path ? ctx->out_path : "the report", text, len);
+	if (ret == -EPIPE)
+		ret = 0;
+	if (!ret && ctx->out_path && ctx->out_fd != STDOUT_FILENO && close(ctx->out_fd)) {
+		fprintf(stderr, "pmbpf: cannot write %s: %s\n", ctx->out_path, strerror(errno));
+		ret = -EIO;
+	}
+	ctx->out_fd = -1;
+out:
+	if (ret == -ENOMEM)
+		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+	free(text);
+	free(cmp);
+	series__free(&a);
+	series__free(&b);
+	return ret;
+}
+
+static void note_stale(const char *path, bool busy, void *ctx)
+{
+	if (busy)
+		fprintf(stderr,
+			"pmbpf: %s, left by a killed pmbpf stat, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
+			path, path);
+}
+
+/* pmbpf-stat-PID-START below the cgroup2 mount: no other process of this boot has both. */
+static int create_cgroup(char *buf, size_t len)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), STAT_PREFIX "%d-%llu", (int)getpid(),
+		 proc_starttime(getpid()));
+	return cgroup__create(name, buf, len);
+}
+
+static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
+{
+	unsigned long long n;
+	int c, err, i;
+
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:M:o:i:m:vh", long_opts, NULL)) != -1) {
-		err = options__session(c, optarg, &so, NULL, 0);
+	while ((c = getopt_long(argc, argv, "+e:M:r:t:o:O:i:m:vh", long_opts, NULL)) != -1) {
+		err = options__session(c, optarg, &ctx->so, NULL, 0);
 		if (err < 0)
 			return 2;
 		if (err)
 			continue;
 		switch (c) {
-		case 'o':
-			if (output_format__parse(optarg, &out.format) || out.format == OUTPUT_CSV) {
+		case 'r':
+			if (uint__parse(optarg, 1, MAX_RUNS, &n)) {
+				fprintf(stderr, "pmbpf: invalid --repeat '%s': give 1 to %d\n",
+					optarg, MAX_RUNS);
+				return 2;
+			}
+			ctx->repeat = (int)n;
+			break;
+		case OPT_AB:
+			ctx->ab = true;
+			break;
+		case 't':
+			if (ctx->nr_th == COMPARE_MAX_THRESHOLDS ||
+			    threshold__parse(optarg, &ctx->th[ctx->nr_th++])) {
 				fprintf(stderr,
-					"pmbpf: unknown output format '%s': use table or json\n",
+					"pmbpf: invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
 					optarg);
 				return 2;
 			}
 			break;
+		case 'o':
+			if (output_format__parse(optarg, &ctx->format) ||
+			    ctx->format == OUTPUT_CSV) {
+				fprintf(stderr,
+					"pmbpf: unknown output format '%s': use table or json (-O FILE names a file)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'O':
+			ctx->out_path = optarg;
+			break;
 		case 'i':
-			if (options__interval(optarg, 10000000ULL, 0, &interval_ns))
+			if (options__interval(optarg, 10000000ULL, 0, &ctx->interval_ns))
 				return 2;
 			break;
 		case 'h':
-			fputs(usage, stdout);
-			return 0;
+			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) ==
+					       -EIO ?
+				       1 :
+				       -1;
 		default:
 			fprintf(stderr, "pmbpf: try 'pmbpf stat --help'\n");
 			return 2;
@@ -132,84 +932,116 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "pmbpf: no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
 		return 2;
 	}
-	if (options__default_events(&so))
+	ctx->argv_a = argv + optind;
+	for (i = optind; i < argc; i++)
+		if (!strcmp(argv[i], "---"))
+			break;
+	if (ctx->ab) {
+		if (i == argc || i == optind || i + 1 == argc) {
+			fprintf(stderr,
+				"pmbpf: --ab needs two commands: -- COMMAND_A [ARGS] --- COMMAND_B [ARGS]\n");
+			return 2;
+		}
+		argv[i] = NULL;
+		ctx->argv_b = argv + i + 1;
+		if (!ctx->repeat)
+			ctx->repeat = 7;
+		if (ctx->repeat < 2) {
+			fprintf(stderr,
+				"pmbpf: --ab needs -r 2 or more: a verdict needs the spread of the runs\n");
+			return 2;
+		}
+	} else if (ctx->nr_th) {
+		fprintf(stderr, "pmbpf: --threshold goes with --ab (or pmbpf compare)\n");
 		return 2;
-	if (privileges__check() || signals__setup())
-		return 1;
-	if (cgroup__create("pmbpf-stat", cgroup, sizeof(cgroup)))
-		return 1;
-	cgid = cgroup__id_of(cgroup);
-	so.cgroup = cgroup;
+	}
+	if (!ctx->repeat)
+		ctx->repeat = 1;
+	return 0;
+}
 
-	if (pipe(go)) {
-		fprintf(stderr, "pmbpf: pipe: %s\n", strerror(errno));
-		goto out_rmdir;
-	}
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "pmbpf: fork: %s\n", strerror(errno));
-		goto out_rmdir;
-	}
-	if (!pid) {
-		close(go[1]);
-		child(go[0], cgroup, argv + optind);
-	}
-	close(go[0]);
+int cmd_stat(int argc, char **argv)
+{
+	struct stat_ctx ctx = { .interval_ns = 500000000ULL,
+				.format = OUTPUT_TABLE,
+				.out_fd = STDERR_FILENO };
+	int i, g, err, rc = 1, verdict_rc = 0;
 
-	err = session__open(&s, &so);
+	rc = parse_args(argc, argv, &ctx);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = 1;
+	if (options__default_events(&ctx.so))
+		return 2;
+	if (ctx.out_path && strcmp(ctx.out_path, "-")) {
+		ctx.out_fd = open(ctx.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ctx.out_fd < 0) {
+			fprintf(stderr, "pmbpf: cannot create %s: %s\n", ctx.out_path,
+				strerror(errno));
+			return 1;
+		}
+	} else if (ctx.out_path) {
+		ctx.out_fd = STDOUT_FILENO;
+	}
+	ctx.runs = calloc((size_t)ctx.repeat * (ctx.ab ? 2 : 1), sizeof(*ctx.runs));
+	if (!ctx.runs) {
+		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		goto out_close;
+	}
+	if (privileges__check() || stat_signals__setup())
+		goto out_close;
+	stat__stale_cgroups(true, note_stale, NULL);
+	if (create_cgroup(ctx.cgroup, sizeof(ctx.cgroup)))
+		goto out_close;
+	ctx.so.cgroup = ctx.cgroup;
+	err = session__open(&ctx.s, &ctx.so);
 	if (err) {
-		close(go[1]); /* the child exits without running anything */
-		waitpid(pid, NULL, 0);
 		if (err == -E2BIG) /* a group larger than the PMU: a usage error */
 			rc = 2;
 		goto out_rmdir;
 	}
-	t0 = now_ns(CLOCK_MONOTONIC);
-	if (write(go[1], "g", 1) != 1) {
-		fprintf(stderr, "pmbpf: cannot start the command: %s\n", strerror(errno));
-		goto out_close;
-	}
-	close(go[1]);
 
-	for (;;) {
-		__u64 next = now_ns(CLOCK_MONOTONIC) + interval_ns;
-		bool done = false;
+	for (i = 0; i < ctx.repeat && !exiting; i++) {
+		for (g = 0; g < (ctx.ab ? 2 : 1) && !exiting; g++) {
+			struct run *r = &ctx.runs[ctx.nr_runs];
 
-		while (now_ns(CLOCK_MONOTONIC) < next) {
-			struct timespec ts = { .tv_nsec = 20000000L };
-
-			if (waitpid(pid, &status, WNOHANG) == pid) {
-				done = true;
-				break;
+			r->group = g ? 'B' : 'A';
+			err = run_once(&ctx, g ? ctx.argv_b : ctx.argv_a, r, ctx.nr_runs + 1);
+			if (err)
+				goto out_session;
+			ctx.nr_runs++;
+			if (ctx.repeat == 1 && !ctx.ab)
+				continue;
+			if (r->exit_code) {
+				fprintf(stderr, "pmbpf: run %d (%c) exited with %d: no %s\n",
+					ctx.nr_runs, r->group, r->exit_code,
+					ctx.ab ? "comparison" : "report");
+				rc = r->exit_code;
+				goto out_session;
 			}
-			if (exiting && !forwarded) {
-				kill(pid, SIGINT); /* like a terminal's ^C: the command decides */
-				forwarded = true;
-			}
-			nanosleep(&ts, NULL);
 		}
-		err = session__collect(s, &snap);
-		if (err)
-			goto out_close;
-		accumulate(&snap, cgid, &acc, &seen);
-		if (done)
-			break;
 	}
-
-	total.events = session__events(s, &total.nr_events);
-	total.metrics = snap.metrics;
-	total.interval_ns = now_ns(CLOCK_MONOTONIC) - t0;
-	output__command(&out, &total, &acc, argv + optind,
-			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-			(unsigned int)seen.used);
-	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-out_close:
-	session__close(s);
+	if (exiting && (ctx.repeat > 1 || ctx.ab)) {
+		fprintf(stderr, "pmbpf: interrupted after %d of %d runs: no report\n", ctx.nr_runs,
+			ctx.repeat * (ctx.ab ? 2 : 1));
+		rc = 128 + last_signal;
+		goto out_session;
+	}
+	err = report(&ctx, &verdict_rc);
+	if (ctx.ab)
+		rc = err && !verdict_rc ? 1 : verdict_rc;
+	else
+		rc = ctx.runs[0].exit_code ?: (err ? 1 : 0);
+out_session:
+	session__close(ctx.s);
+	snapshot__free(&ctx.snap);
 out_rmdir:
-	snapshot__free(&snap);
-	proctable__free(&seen);
-	if (rmdir(cgroup) && errno == EBUSY)
+	if (rmdir_tree(ctx.cgroup) == -EBUSY)
 		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n",
-			cgroup);
+			ctx.cgroup);
+out_close:
+	if (ctx.out_fd > STDERR_FILENO)
+		close(ctx.out_fd);
+	free(ctx.runs);
 	return rc;
 }

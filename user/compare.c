@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * pmbpf compare BASE.json NEW.json: did a change make a benchmark slower?
+ *
+ * For every metric in both files: the change of the median in percent, a 95%
+ * percentile-bootstrap confidence interval over the per-run values (fixed
+ * seed: the same files give the same answer), and a verdict. Medians and the
+ * median absolute deviation, so that one run disturbed by the machine does
+ * not make a verdict on its own. A regression
+ * needs both: the interval excludes 0 and the change passes the metric's
+ * threshold. A metric too noisy for its threshold at this many runs gets no
+ * verdict but the number of runs it would need.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "commands.h"
+#include "compare.h"
+#include "json_reader.h"
+
+struct metric_col *series__add(struct series *s, const char *name, bool time)
+{
+	struct metric_col *m;
+	int i;
+
+	if (s->nr_metrics >= SERIES_MAX_METRICS || strlen(name) >= METRIC_NAME_LEN)
+		return NULL;
+	m = &s->m[s->nr_metrics];
+	m->v = malloc(sizeof(double) * (s->n ? s->n : 1));
+	if (!m->v)
+		return NULL;
+	for (i = 0; i < s->n; i++)
+		m->v[i] = NAN;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->time = time;
+	s->nr_metrics++;
+	return m;
+}
+
+struct metric_col *series__find(const struct series *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nr_metrics; i++)
+		if (!strcmp(s->m[i].name, name))
+			return (struct metric_col *)&s->m[i];
+	return NULL;
+}
+
+void series__free(struct series *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr_metrics; i++)
+		free(s->m[i].v);
+	free(s->label);
+	free(s->command);
+	memset(s, 0, sizeof(*s));
+}
+
+static char *join_words(const struct json_value *arr)
+{
+	size_t i, len = 1;
+	char *s;
+
+	for (i = 0; i < arr->len; i++)
+		len += (json__str(&arr->items[i]) ? strlen(arr->items[i].string) : 0) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (i = 0; i < arr->len; i++) {
+		if (i)
+			strcat(s, " ");
+		if (json__str(&arr->items[i]))
+			strcat(s, arr->items[i].string);
+	}
+	return s;
+}
+
+int series__from_json(struct series *s, const char *text, size_t len, const char *group, char *err,
+		      size_t err_len)
+{
+	const struct json_value *v, *runs, *cmd;
+	struct json_value doc;
+	char why[128];
+	size_t i, j;
+	int k = 0, ret = -EINVAL;
+
+	if (json__parse(text, len, &doc, why, sizeof(why))) {
+		snprintf(err, err_len, "not a complete JSON document (%s)", why);
+		return -EINVAL;
+	}
+	if (doc.type != JSON_OBJECT || !json__str(json__get(&doc, "type")) ||
+	    strcmp(json__get(&doc, "type")->string, "stat")) {
+		snprintf(err, err_len, "not the output of pmbpf stat -o json");
+		goto out;
+	}
+	v = json__get(&doc, "schema");
+	if (!v || v->type != JSON_NUMBER || v->number != STAT_SCHEMA) {
+		if (v && v->type == JSON_NUMBER)
+			snprintf(err, err_len, "schema version %g, this pmbpf reads version %d",
+				 v->number, STAT_SCHEMA);
+		else
+			snprintf(err, err_len, "no schema version (this pmbpf reads version %d)",
+				 STAT_SCHEMA);
+		goto out;
+	}
+	cmd = json__get(&doc, strcmp(group, "B") ? "command" : "command_b");
+	runs = json__get(&doc, "runs");
+	if (!cmd || cmd->type != JSON_ARRAY || !runs || runs->type != JSON_ARRAY) {
+		snprintf(err, err_len, "no %s",
+			 !cmd || cmd->type != JSON_ARRAY ? "command" : "runs");
+		goto out;
+	}
+	for (i = 0; i < runs->len; i++)
+		if (!strcmp(json__str(json__get(&runs->items[i], "group")) ?: "", group))
+			s->n++;
+	s->command = join_words(cmd);
+	if (!s->command)
+		goto out;
+	for (i = 0; i < runs->len; i++) {
+		const struct json_value *run = &runs->items[i], *metrics;
+
+		if (strcmp(json__str(json__get(run, "group")) ?: "", group))
+			continue;
+		metrics = json__get(run, "metrics");
+		if (!metrics || metrics->type != JSON_OBJECT) {
+			snprintf(err, err_len, "run %zu has no metrics", i + 1);
+			goto out;
+		}
+		for (j = 0; j < metrics->len; j++) {
+			const struct json_value *m = &metrics->items[j];
+			const char *name = metrics->keys[j];
+			struct metric_col *col = series__find(s, name);
+
+			if (!col) {
+				const struct json_value *units = json__get(&doc, "units");
+
+				col = series__add(
+					s, name,
+					!strcmp(json__str(json__get(units, name)) ?: "", "ns"));
+				if (!col) {
+					snprintf(err, err_len,
+						 "too many metrics (or name too long: %s)", name);
+					goto out;
+				}
+			}
+			if (m->type == JSON_NUMBER)
+				col->v[k] = m->number;
+		}
+		k++;
+	}
+	ret = 0;
+out:
+	json__free(&doc);
+	return ret;
+}
+
+/* Default thresholds: exact counts tight, times and misses loose. */
+static const struct {
+	const char *name;
+	double pct;
+} default_thresholds[] = {
+	{ "instructions", +1 },
+	{ "branch-instructions", +1 },
+	{ "branches", +1 },
+	{ "page-faults", +1 },
+	{ "minor-faults", +1 },
+	{ "major-faults", +10 },
+	{ "ipc", -5 },
+	{ "cycles", +5 },
+	{ "wall-time", +10 },
+	{ "cpu-time", +10 },
+	{ "task-clock", +10 },
+	{ "cpu-clock", +10 },
+	{ "context-switches", +20 },
+	{ "voluntary-switches", +20 },
+	{ "involuntary-switches", +50 },
+	{ "cpu-migrations", +50 },
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+double threshold__default(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(default_thresholds) / sizeof(default_thresholds[0]); i++)
+		if (!strcmp(name, default_thresholds[i].name))
+			return default_thresholds[i].pct;
+	if (ends_with(name, "-misses") || ends_with(name, "-mpki"))
+		return +15;
+	return +10;
+}
+
+int threshold__parse(const char *arg, struct threshold *t)
+{
+	const char *eq = strchr(arg, '=');
+	double sign = 0, v;
+	const char *p;
+	char *end;
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof(t->name))
+		return -EINVAL;
+	snprintf(t->name, sizeof(t->name), "%.*s", (int)(eq - arg), arg);
+	p = eq + 1;
+	if (*p == '+' || *p == '-')
+		sign = *p++ == '+' ? 1 : -1;
+	if (!(*p >= '0' && *p <= '9') && *p != '.')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(p, &end);
+	if (errno || end == p || !isfinite(v) || v <= 0 || v >= 1000)
+		return -EINVAL;
+	if (*end == '%')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (!sign)
+		sign = threshold__default(t->name) < 0 ? -1 : 1;
+	t->pct = sign * v;
+	return 0;
+}
+
+const char *verdict__str(enum verdict v)
+{
+	switch (v) {
+	case VERDICT_REGRESSION:
+		return "regression";
+	case VERDICT_IMPROVEMENT:
+		return "improvement";
+	case VERDICT_NOISY:
+		return "too noisy";
+	default:
+		return "no significant change";
+	}
+}
+
+static void add_dropped(struct compare_result *r, const char *name, const char *why)
+{
+	size_t n = strlen(r->dropped);
+
+	snprintf(r->dropped + n, sizeof(r->dropped) - n, "%s%s (%s)", n ? ", " : "", name, why);
+}
+
+static bool all_finite(const double *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return false;
+	return true;
+}
+
+static void judge(struct compare_row *row)
+{
+	const struct change *c = &row->change;
+	double t = row->threshold_pct;
+	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
+
+	row->runs_needed = stats__runs_needed(row->base.robust_rsd_pct, row->new.robust_rsd_pct, t);
+	if (row->runs_needed > have)
+		row->verdict = VERDICT_NOISY;
+	else if (!c->significant)
+		row->verdict = VERDICT_NONE;
+	else if ((t > 0 && c->pct >= t) || (t < 0 && c->pct <= t))
+		row->verdict = VERDICT_REGRESSION;
+	else if ((t > 0 && c->pct <= -t) || (t < 0 && c->pct >= -t))
+		row->verdict = VERDICT_IMPROVEMENT;
+	else
+		row->verdict = VERDICT_NONE;
+}
+
+int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
+		    int nr_th, struct compare_result *r, char *err, size_t err_len)
+{
+	int i, j, ret;
+
+	memset(r, 0, sizeof(*r));
+	r->base = base;
+	r->new = new;
+	if (base->n < 2 || new->n < 2) {
+		const struct series *s = base->n < 2 ? base : new;
+
+		snprintf(
+			err, err_len,
+			"%s has %d run%s: a verdict needs the spread of at least 2 (pmbpf stat -r N)",
+			s->label, s->n, s->n == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	for (i = 0; i < base->nr_metrics; i++) {
+		const struct metric_col *a = &base->m[i], *b = series__find(new, a->name);
+		struct compare_row *row;
+
+		if (!b) {
+			add_dropped(r, a->name, "only in base");
+			continue;
+		}
+		if (!all_finite(a->v, base->n) || !all_finite(b->v, new->n)) {
+			add_dropped(r, a->name, "not counted in every run");
+			continue;
+		}
+		row = &r->rows[r->nr_rows];
+		snprintf(row->name, sizeof(row->name), "%s", a->name);
+		row->time = a->time;
+		stats__summary(a->v, base->n, &row->base);
+		stats__summary(b->v, new->n, &row->new);
+		row->threshold_pct = threshold__default(a->name);
+		for (j = 0; j < nr_th; j++)
+			if (!strcmp(th[j].name, a->name))
+				row->threshold_pct = th[j].pct;
+		ret = stats__bootstrap_change(a->v, base->n, b->v, new->n, COMPARE_LEVEL,
+					      STATS_BOOTSTRAP_RESAMPLES, STATS_BOOTSTRAP_SEED,
+					      &row->change);
+		if (ret == -EDOM) {
+			add_dropped(r, a->name, "0 in base");
+			continue;
+		}
+		if (ret)
+			return ret;
+		judge(row);
+		r->counts[row->verdict]++;
+		r->nr_rows++;
+	}
+	for (i = 0; i < new->nr_metrics; i++)
+		if (!series__find(base, new->m[i].name))
+			add_dropped(r, new->m[i].name, "only in new");
+	for (j = 0; j < nr_th; j++) {
+		for (i = 0; i < r->nr_rows; i++)
+			if (!strcmp(th[j].name, r->rows[i].name))
+				break;
+		if (i == r->nr_rows) {
+			snprintf(err, err_len, "--threshold %s: no such metric in both series",
+				 th[j].name);
+			return -EINVAL;
+		}
+	}
+	if (!r->nr_rows) {
+		snprintf(err, err_len, "no metric in common: %s", r->dropped);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int compare_format__parse(const char *s, enum compare_format *fmt)
+{
+	if (!strcmp(s, "table"))
+		*fmt = COMPARE_TABLE;
+	else if (!strcmp(s, "json"))
+		*fmt = COMPARE_JSON;
+	else if (!strcmp(s, "markdown") || !strcmp(s, "md"))
+		*fmt = COMPARE_MARKDOWN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* A figure for people: times in ms, counts whole, ratios with 3 decimals. */
+static void fmt_mean(char *buf, size_t len, double v, bool time)
+{
+	if (time)
+		snprintf(buf, len, "%.3fms", v / 1e6);
+	else if (fabs(v) >= 1000)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+static void fmt_verdict(char *buf, size_t len, const struct compare_row *row)
+{
+	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
+
+	if (row->verdict == VERDICT_NOISY)
+		snprintf(buf, len, "too noisy: %d more runs needed", row->runs_needed - have);
+	else
+		snprintf(buf, len, "%s", verdict__str(row->verdict));
+}
+
+static void print_counts(FILE *f, const struct compare_result *r, bool md)
+{
+	const char *b = md ? "**" : "";
+
+	fprintf(f,
+		"%s%d regression%s%s, %d improvement%s, %d no significant change, %d too noisy\n",
+		b, r->counts[VERDICT_REGRESSION], r->counts[VERDICT_REGRESSION] == 1 ? "" : "s", b,
+		r->counts[VERDICT_IMPROVEMENT], r->counts[VERDICT_IMPROVEMENT] == 1 ? "" : "s",
+		r->counts[VERDICT_NONE], r->counts[VERDICT_NOISY]);
+}
+
+static void print_table(FILE *f, const struct compare_result *r)
+{
+	char a[32], b[32], ci[48], v[64];
+	int i;
+
+	fprintf(f, "base: %s (%d runs): %s\nnew:  %s (%d runs): %s\n", r->base->label, r->base->n,
+		r->base->command, r->new->label, r->new->n, r->new->command);
+	if (strcmp(r->base->command, r->new->command))
+		fprintf(f, "note: the two series ran different commands\n");
+	fprintf(f, "\n%-24s %14s %7s %14s %7s %8s %-20s %6s  %s\n", "METRIC", "BASE", "NOISE%",
+		"NEW", "NOISE%", "CHANGE", "95% CI", "LIMIT", "VERDICT");
+	for (i = 0; i < r->nr_rows; i++) {
+		const struct compare_row *row = &r->rows[i];
+
+		fmt_mean(a, sizeof(a), row->base.median, row->time);
+		fmt_mean(b, sizeof(b), row->new.median, row->time);
+		snprintf(ci, sizeof(ci), "[%+.2f%%, %+.2f%%]", row->change.lo_pct,
+			 row->change.hi_pct);
+		fmt_verdict(v, sizeof(v), row);
+		fprintf(f, "%-24s %14s %7.2f %14s %7.2f %+7.2f%% %-20s %+5g%%  %s\n", row->name, a,
+			row->base.robust_rsd_pct, b, row->new.robust_rsd_pct, row->change.pct, ci,
+			row->threshold_pct, v);
+	}
+	if (r->dropped[0])
+		fprintf(f, "not compared: %s\n", r->dropped);
+	fputc('\n', f);
+	print_counts(f, r, false);
+}
+
+static void print_markdown(FILE *f, const struct compare_result *r)
+{
+	char a[32], b[32], v[64];
+	int i;
+
+	fprintf(f, "### pmbpf compare\n\n");
+	print_counts(f, r, true);
+	fprintf(f, "\nBase: `%s` (%d runs); new: `%s` (%d runs)\n\n", r->base->command, r->base->n,
+		r->new->command, r->new->n);
+	fprintf(f, "| metric | base | new | change | 95%% CI | threshold | verdict |\n");
+	fprintf(f, "|---|---:|---:|---:|---|---:|---|\n");
+	for (i = 0; i < r->nr_rows; i++) {
+		const struct compare_row *row = &r->rows[i];
+		bool bad = row->verdict == VERDICT_REGRESSION;
+
+		fmt_mean(a, sizeof(a), row->base.median, row->time);
+		fmt_mean(b, sizeof(b), row->new.median, row->time);
+		fmt_verdict(v, sizeof(v), row);
+		fprintf(f,
+			"| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %+.2f%% … %+.2f%% | %+g%% | %s%s%s |\n",
+			row->name, a, row->base.robust_rsd_pct, b, row->new.robust_rsd_pct,
+			row->change.pct, row->change.lo_pct, row->change.hi_pct, row->threshold_pct,
+			bad ? "**" : "", v, bad ? "**" : "");
+	}
+	if (r->dropped[0])
+		fprintf(f, "\nNot compared: %s\n", r->dropped);
+}
+
+static void json_summary(struct json_writer *w, const struct summary *s)
+{
+	jw_start_object(w);
+	jw_key(w, "n");
+	jw_u64(w, s->n);
+	jw_key(w, "mean");
+	jw_double(w, s->mean, 6);
+	jw_key(w, "stddev");
+	jw_double(w, s->stddev, 6);
+	jw_key(w, "rsd_pct");
+	jw_double(w, s->rsd_pct, 4);
+	jw_key(w, "median");
+	jw_double(w, s->median, 6);
+	jw_key(w, "robust_rsd_pct");
+	jw_double(w, s->robust_rsd_pct, 4);
+	jw_key(w, "min");
+	jw_double(w, s->min, 6);
+	jw_key(w, "max");
+	jw_double(w, s->max, 6);
+	jw_end_object(w);
+}
+
+static void json_side(struct json_writer *w, const char *key, const struct series *s)
+{
+	jw_key(w, key);
+	jw_start_object(w);
+	jw_key(w, "label");
+	jw_string(w, s->label);
+	jw_key(w, "command");
+	jw_string(w, s->command);
+	jw_key(w, "runs");
+	jw_u64(w, s->n);
+	jw_end_object(w);
+}
+
+void compare__json(struct json_writer *w, const struct compare_result *r)
+{
+	int i;
+
+	jw_start_object(w);
+	jw_key(w, "type");
+	jw_string(w, "compare");
+	json_side(w, "base", r->base);
+	json_side(w, "new", r->new);
+	jw_key(w, "same_command");
+	jw_bool(w, !strcmp(r->base->command, r->new->command));
+	jw_key(w, "method");
+	jw_string(w,
+		  "percentile bootstrap of the change of the median, 4000 resamples, fixed seed");
+	jw_key(w, "confidence");
+	jw_double(w, COMPARE_LEVEL, 2);
+	jw_key(w, "rows");
+	jw_start_array(w);
+	for (i = 0; i < r->nr_rows; i++) {
+		const struct compare_row *row = &r->rows[i];
+
+		jw_start_object(w);
+		jw_key(w, "metric");
+		jw_string(w, row->name);
+		jw_key(w, "unit");
+		jw_string(w, row->time ? "ns" : "");
+		jw_key(w, "base");
+		json_summary(w, &row->base);
+		jw_key(w, "new");
+		json_summary(w, &row->new);
+		jw_key(w, "change_pct");
+		jw_double(w, row->change.pct, 4);
+		jw_key(w, "ci_low_pct");
+		jw_double(w, row->change.lo_pct, 4);
+		jw_key(w, "ci_high_pct");
+		jw_double(w, row->change.hi_pct, 4);
+		jw_key(w, "significant");
+		jw_bool(w, row->change.significant);
+		jw_key(w, "threshold_pct");
+		jw_double(w, row->threshold_pct, 4);
+		jw_key(w, "runs_needed");
+		jw_u64(w, row->runs_needed);
+		jw_key(w, "verdict");
+		jw_string(w, verdict__str(row->verdict));
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+	jw_key(w, "not_compared");
+	jw_string(w, r->dropped);
+	jw_key(w, "regressions");
+	jw_u64(w, r->counts[VERDICT_REGRESSION]);
+	jw_key(w, "improvements");
+	jw_u64(w, r->counts[VERDICT_IMPROVEMENT]);
+	jw_key(w, "too_noisy");
+	jw_u64(w, r->counts[VERDICT_NOISY]);
+	jw_end_object(w);
+}
+
+void compare__print(FILE *f, enum compare_format fmt, const struct compare_result *r)
+{
+	struct json_writer w;
+
+	switch (fmt) {
+	case COMPARE_TABLE:
+		print_table(f, r);
+		break;
+	case COMPARE_MARKDOWN:
+		print_markdown(f, r);
+		break;
+	case COMPARE_JSON:
+		jw_init(&w, f);
+		compare__json(&w, r);
+		fputc('\n', f);
+		break;
+	}
+}
+
+int report__write(int fd, const char *what, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE)
+			return -EPIPE; /* the reader is gone: nothing to say */
+		if (n <= 0) {
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", what,
+				n < 0 ? strerror(errno) : "short write");
+			return -EIO;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static const char usage[] =
+	"Usage: pmbpf compare [OPTIONS] BASE.json NEW.json\n"
+	"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the\n"
+	"median run, its 95% confidence interval (bootstrap, fixed seed) and a verdict.\n"
+	"NOISE% is the robust RSD (1.4826 x MAD / median).\n"
+	"\n"
+	"  -t, --threshold NAME=+P%  a rise of P% or more in NAME is a regression (-P%: a drop);\n"
+	"                            repeatable; defaults: instructions +1%, ipc -5%,\n"
+	"                            *-misses +15%, wall-time and cpu-time +10%, others +10%\n"
+	"  -o, --output FORMAT       table (default), json or markdown\n"
+	"  -h, --help                this help\n"
+	"\n"
+	"Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n";
+
+static const struct option long_opts[] = {
+	{ "threshold", required_argument, NULL, 't' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static int read_file(const char *path, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap), *nb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0 || !b) {
+		int err = fd < 0 ? -errno : -ENOMEM;
+
+		if (fd >= 0)
+			close(fd);
+		free(b);
+		return err;
+	}
+	while ((r = read(fd, b + n, cap - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			close(fd);
+			free(b);
+			return (int)r;
+		}
+		n += r;
+		if (n == cap) {
+			nb = realloc(b, cap *= 2);
+			if (!nb) {
+				close(fd);
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+		}
+	}
+	close(fd);
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static int load(const char *path, struct series *s)
+{
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = read_file(path, &buf, &len);
+	if (ret) {
+		fprintf(stderr, "pmbpf: cannot read %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	ret = series__from_json(s, buf, len, "A", err, sizeof(err));
+	free(buf);
+	if (ret) {
+		fprintf(stderr, "pmbpf: %s: %s\n", path, err);
+		return ret;
+	}
+	s->label = strdup(path);
+	return s->label ? 0 : -ENOMEM;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct threshold th[COMPARE_MAX_THRESHOLDS];
+	enum compare_format fmt = COMPARE_TABLE;
+	struct series base = {}, new = {};
+	struct compare_result *r = NULL;
+	int c, nr_th = 0, rc = 2;
+	char err[600], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	signal(SIGPIPE, SIG_IGN); /* a closed pipe is EPIPE: exit with the verdict */
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:o:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if (nr_th == COMPARE_MAX_THRESHOLDS) {
+				fprintf(stderr, "pmbpf: at most %d thresholds\n",
+					COMPARE_MAX_THRESHOLDS);
+				return 2;
+			}
+			if (threshold__parse(optarg, &th[nr_th++])) {
+				fprintf(stderr,
+					"pmbpf: invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			if (compare_format__parse(optarg, &fmt)) {
+				fprintf(stderr,
+					"pmbpf: unknown output format '%s': use table, json or markdown\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			if (report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) == -EIO)
+				return 2;
+			return 0;
+		default:
+			fprintf(stderr, "pmbpf: try 'pmbpf compare --help'\n");
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "pmbpf: give two files: pmbpf compare BASE.json NEW.json\n");
+		return 2;
+	}
+	if (load(argv[optind], &base) || load(argv[optind + 1], &new))
+		goto out;
+	r = malloc(sizeof(*r));
+	if (!r)
+		goto out;
+	if (compare__series(&base, &new, th, nr_th, r, err, sizeof(err))) {
+		fprintf(stderr, "pmbpf: %s\n", err);
+		goto out;
+	}
+	rc = r->counts[VERDICT_REGRESSION] ? 1 : 0;
+	f = open_memstream(&text, &len);
+	if (!f) {
+		fprintf(stderr, "pmbpf: %s\n", strerror(errno));
+		rc = 2;
+		goto out;
+	}
+	compare__print(f, fmt, r);
+	if (fclose(f) || report__write(STDOUT_FILENO, "the comparison", text, len) == -EIO)
+		rc = 2;
+out:
+	free(text);
+	free(r);
+	series__free(&base);
+	series__free(&new);
+	return rc;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Comparison of two series of runs (pmbpf compare, pmbpf stat --ab): per
+ * metric the change of the mean with a bootstrap confidence interval, and a
+ * verdict against a threshold.
+ */
+#ifndef __PMBPF_COMPARE_H
+#define __PMBPF_COMPARE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "json_writer.h"
+#include "stats.h"
+
+#define STAT_SCHEMA	       1
+#define METRIC_NAME_LEN	       80
+#define SERIES_MAX_METRICS     40
+#define COMPARE_MAX_THRESHOLDS 32
+#define COMPARE_LEVEL	       0.95
+
+/* The runs of one command: one column of values per metric. */
+struct series {
+	char *label; /* file name, or "A"/"B" */
+	char *command; /* the command line, words joined by spaces */
+	int n; /* runs */
+	int nr_metrics;
+	struct metric_col {
+		char name[METRIC_NAME_LEN];
+		bool time; /* nanoseconds */
+		double *v; /* n values; NaN where the run has none */
+	} m[SERIES_MAX_METRICS];
+};
+
+/* Add a metric column for n runs (values NaN); NULL when full. */
+struct metric_col *series__add(struct series *s, const char *name, bool time);
+struct metric_col *series__find(const struct series *s, const char *name);
+void series__free(struct series *s);
+/*
+ * Read the runs of group ("A", or "B" of a --ab file) from a pmbpf stat
+ * -o json document. Returns 0, or -EINVAL with a one-line reason in err.
+ */
+int series__from_json(struct series *s, const char *text, size_t len, const char *group, char *err,
+		      size_t err_len);
+
+struct threshold {
+	char name[METRIC_NAME_LEN];
+	double pct; /* signed: the direction that is a regression */
+};
+
+/*
+ * "NAME=+P%", "NAME=-P%" or "NAME=P%" (the default direction of NAME);
+ * returns -EINVAL on a malformed value.
+ */
+int threshold__parse(const char *arg, struct threshold *t);
+/* Default threshold of a metric (signed percent). */
+double threshold__default(const char *name);
+
+enum verdict {
+	VERDICT_NONE, /* no significant change */
+	VERDICT_REGRESSION,
+	VERDICT_IMPROVEMENT,
+	VERDICT_NOISY,
+};
+
+struct compare_row {
+	char name[METRIC_NAME_LEN];
+	bool time;
+	struct summary base, new;
+	struct change change;
+	double threshold_pct;
+	int runs_needed; /* per side, for the threshold at this noise */
+	enum verdict verdict;
+};
+
+struct compare_result {
+	const struct series *base, *new;
+	struct compare_row rows[SERIES_MAX_METRICS];
+	int nr_rows;
+	char dropped[512]; /* "name (reason), ..." of metrics not compared */
+	int counts[4]; /* rows per verdict */
+};
+
+/*
+ * Compare every metric of both series. Thresholds override the defaults by
+ * name. Returns 0, or -EINVAL with a one-line reason in err (fewer than 2
+ * runs, no metric in common, a threshold naming no compared metric).
+ */
+int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
+		    int nr_th, struct compare_result *r, char *err, size_t err_len);
+const char *verdict__str(enum verdict v);
+
+enum compare_format {
+	COMPARE_TABLE,
+	COMPARE_JSON,
+	COMPARE_MARKDOWN,
+};
+
+int compare_format__parse(const char *s, enum compare_format *fmt);
+void compare__print(FILE *f, enum compare_format fmt, const struct compare_result *r);
+/* The comparison as one JSON object value. */
+void compare__json(struct json_writer *w, const struct compare_result *r);
+
+/*
+ * Write all of buf to fd. Returns 0; -EPIPE, silently, when the reader has
+ * gone; -EIO after printing what failed (ENOSPC, EIO, ...).
+ */
+int report__write(int fd, const char *what, const char *buf, size_t len);
+
+#endif
