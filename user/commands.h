@@ -5,7 +5,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#define PMBPF_VERSION "0.1.0"
+/* PMBPF_VERSION comes from the Makefile (debian/changelog). */
 
 extern volatile sig_atomic_t exiting;
 
