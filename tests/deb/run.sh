@@ -51,7 +51,12 @@ fi
 root=$(mktemp -d "${TMPDIR:-/var/tmp}/pmbpf-debtest.XXXXXX")
 cleanup() {
 	umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
-	rm -rf "$root"
+	# Never into the host's /sys or /dev if an unmount failed.
+	if grep -q " $root/" /proc/self/mountinfo; then
+		echo "debtest: $root still has mounts: left in place" >&2
+	else
+		rm -rf --one-file-system "$root"
+	fi
 }
 trap cleanup EXIT
 t=$(now)
