@@ -111,6 +111,7 @@ def command_table(pmbpf):
 def inline_md(text):
     """`code` bold, *emphasis* italic, [text](link) as its text; escaped."""
     text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"\*\*(.+?)\*\*", "\x01\\1\x02", text)  # bold, across `code` too
     parts = re.split(r"(`[^`]*`)", text)
     out = []
     for p in parts:
@@ -118,16 +119,37 @@ def inline_md(text):
             out.append("\\fB" + esc(p[1:-1], False) + "\\fR")
         else:
             out.append(re.sub(r"\*([^*\s][^*]*)\*", r"\\fI\1\\fR", esc(p, False)))
-    s = "".join(out)
+    s = "".join(out).replace("\x01", "\\fB").replace("\x02", "\\fR")
     return "\\&" + s if s[:1] in (".", "'") else s
 
 
+def table_roff(rows):
+    """A Markdown table as tagged paragraphs: the first cell is the tag; a
+    "unit" column goes next to it; other columns are "header: cell"."""
+    header, out = rows[0], []
+    for cells in rows[1:]:
+        tag = inline_md(cells[0])
+        rest = list(zip(header[1:], cells[1:]))
+        if len(header) == 3 and header[1] == "unit":
+            if cells[1]:
+                tag += " (" + inline_md(cells[1]) + ")"
+            rest = rest[1:]
+        if len(rest) == 1:
+            body = inline_md(rest[0][1])
+        else:
+            body = "; ".join(inline_md(f"{h}: {c}") for h, c in rest)
+        out += [".TP", tag, body]
+    return out
+
+
 def markdown_roff(md):
-    """The Markdown of docs/*.md (headings, paragraphs, tables, fences) as roff.
-    A table row becomes a tagged paragraph: first cell (and unit) as the tag."""
-    out = []
+    """The Markdown of docs/*.md (headings, paragraphs, tables, fences) as roff."""
+    out, table = [], []
     in_fence = False
-    for line in md.splitlines():
+    for line in md.splitlines() + [""]:
+        if table and not line.startswith("|"):
+            out += table_roff(table)
+            table = []
         if line.startswith("```"):
             out.append(".PP\n.nf\n.RS 4" if not in_fence else ".RE\n.fi")
             in_fence = not in_fence
@@ -141,14 +163,8 @@ def markdown_roff(md):
             out.append('.SS "' + inline_md(line[4:]) + '"')
         elif line.startswith("|"):
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if all(re.fullmatch(r":?-+:?", c) for c in cells):
-                continue
-            if cells[0] in ("field",):
-                continue  # the header row
-            tag = inline_md(cells[0])
-            if len(cells) > 2 and cells[1]:
-                tag += " (" + inline_md(cells[1]) + ")"
-            out += [".TP", tag, inline_md(cells[-1])]
+            if not all(re.fullmatch(r":?-+:?", c) for c in cells):
+                table.append(cells)
         elif not line.strip():
             out.append(".PP")
         else:
