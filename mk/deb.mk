@@ -32,3 +32,11 @@ lintian:
 .PHONY: debtest
 debtest: deb lintian
 	$(Q)tests/deb/run.sh $(DEB)
+
+# make vmtest-systemd-deb   the package under a real systemd: the systemd
+#                guest (tests/vm/systemd/) with the .deb installed by dpkg
+#                instead of make install; the same checks (unit, user,
+#                capabilities, sandbox, metrics, stop).
+.PHONY: vmtest-systemd-deb
+vmtest-systemd-deb: deb
+	$(Q)tests/vm/systemd/run.sh -o $(VM_OUT)/deb -d $(DEB) $(VMTEST_SYSTEMD_ARGS)
