@@ -1,4 +1,5 @@
 #!/bin/bash
+# shellcheck disable=SC2016 # dpkg-query formats and the literal $PMBPF_OPTS are meant as written
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # The Debian package on a fresh Debian 12: `apt install ./pmbpf_*.deb` into a
