@@ -1,6 +1,6 @@
 #!/bin/bash
-# shellcheck disable=SC2016 # dpkg-query formats and the literal $PMBPF_OPTS are meant as written
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck disable=SC2016 # dpkg-query formats and the literal $PMBPF_OPTS are meant as written
 #
 # The Debian package on a fresh Debian 12: `apt install ./pmbpf_*.deb` into a
 # copy of a minimal debootstrapped root (nothing added: apt pulls systemd and
