@@ -61,9 +61,9 @@ struct cpu_state {
 	__u32 pend_tgid; /* the process pend_offcpu_ns and pend_runq belong to */
 	__u64 span_cgid; /* cgroup of the running task when its span started */
 	__u32 span_tgid; /* the process span_cgid was taken for */
-	__u32 pad2;
+	__u32 span_pid; /* the thread whose switch-in started the span */
 	__u32 valid;
-	__u32 pad;
+	__u32 span_want; /* that thread was monitored when its span started */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -219,16 +219,48 @@ static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool
 
 /*
  * The cgroup a span is credited to: the one recorded when it started, if it
- * was recorded for this process; otherwise (a switch-in this CPU did not
- * see) the process's cgroup now.
+ * was recorded for this thread; otherwise (a switch-in this CPU did not see)
+ * the process's cgroup now.
  */
-static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 tgid)
+static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 tgid)
 {
-	if (st->valid && st->span_tgid == tgid)
+	if (st->span_pid == pid && st->span_tgid == tgid)
 		return st->span_cgid;
-	if (st->valid)
-		stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
 	return bpf_get_current_cgroup_id();
+}
+
+/*
+ * Seen on 6.18 (ftrace's own sched_switch events show it too): now and then
+ * a task comes on CPU with no sched_switch event, so this CPU's last
+ * attribution point can be older than the span of the task now leaving.
+ * Without a filter that point is the previous switch, and crediting the
+ * whole span to the task leaving keeps every count conserved (the task the
+ * CPU saw switch in loses its last bit). With a filter, unmonitored tasks
+ * are not followed, so on_switch() moves that point forward at least every
+ * REFRESH_NS; the span's time is then the task's own run time since it was
+ * picked, as the scheduler measured it (CFS sets prev_sum_exec_runtime at
+ * pick), and its counters get the delta since that point (at most
+ * REFRESH_NS of other tasks' counts). Returns 0 when the span is exact.
+ */
+static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct task_struct *t,
+						 __u32 pid, const bool btf)
+{
+	__u64 sum, prev_sum;
+
+	if (!st->valid || st->span_pid == pid)
+		return 0;
+	stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
+	if (!filter_tgid && !filter_cgroup_id)
+		return 0;
+	if (btf) {
+		sum = t->se.sum_exec_runtime;
+		prev_sum = t->se.prev_sum_exec_runtime;
+	} else {
+		sum = BPF_CORE_READ(t, se.sum_exec_runtime);
+		prev_sum = BPF_CORE_READ(t, se.prev_sum_exec_runtime);
+	}
+	/* at least 1 ns: 0 would mean "exact" to attribute() */
+	return sum > prev_sum ? sum - prev_sum : 1;
 }
 
 /* Look up, or create, the entry of the current process in its cgroup. */
@@ -274,19 +306,45 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	return c;
 }
 
+/* With a filter: the longest a CPU's attribution point may lag between two unmonitored tasks */
+#define REFRESH_NS 1000000ULL
+
+/*
+ * The entry of the task whose switch-in this CPU saw last, when it is
+ * monitored: it ran from there until the switch that was not seen.
+ */
+static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
+{
+	struct pmbpf_key key = {};
+
+	if (!st->valid || !st->span_want)
+		return NULL;
+	key.tgid = st->span_tgid;
+	key.cgroup_id = st->span_cgid;
+	return bpf_map_lookup_elem(&counts, &key);
+}
+
 /*
  * Credit everything since this CPU's last attribution point to c (when not
- * NULL), and make now the new attribution point.
+ * NULL), and make now the new attribution point. runtime, when not 0, is
+ * the task's own run time in a span whose start was not seen: c is
+ * credited that much time (on-CPU time, cpu-clock, task-clock) and rest,
+ * when not NULL, the remainder.
  */
-static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c, __u32 tgid,
-				      __u32 cpu, __u64 now)
+static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c,
+				      struct pmbpf_counts *rest, __u32 tgid, __u32 cpu, __u64 now,
+				      __u64 runtime)
 {
 	struct bpf_perf_event_value v;
-	__u64 span = now - st->last_ns;
+	__u64 span = now - st->last_ns, mine = span;
 	__u32 i;
 
+	if (runtime && runtime < span)
+		mine = runtime;
+	if (rest && st->valid)
+		rest->oncpu_ns += span - mine;
 	if (c && st->valid) {
-		c->oncpu_ns += now - st->last_ns;
+		c->oncpu_ns += mine;
 		c->nvcsw += st->pend_nvcsw;
 		c->nivcsw += st->pend_nivcsw;
 	}
@@ -346,7 +404,16 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		}
-		if (c && st->valid) {
+		if (c && st->valid && ev_clock[i]) {
+			c->ev[i].value += mine;
+			c->ev[i].enabled += mine;
+			c->ev[i].running += mine;
+			if (rest) {
+				rest->ev[i].value += span - mine;
+				rest->ev[i].enabled += span - mine;
+				rest->ev[i].running += span - mine;
+			}
+		} else if (c && st->valid) {
 			c->ev[i].value += v.counter - st->last[i].value;
 			c->ev[i].enabled += v.enabled - st->last[i].enabled;
 			c->ev[i].running += v.running - st->last[i].running;
@@ -434,23 +501,37 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     const bool btf)
 {
 	struct cpu_state *st;
-	struct pmbpf_counts *c = NULL;
+	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct task_ts *ts;
-	__u32 zero = 0, cpu, tgid, next_tgid;
-	__u64 cgid;
+	__u32 zero = 0, cpu, tgid, next_tgid, pid;
+	__u64 cgid, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	__u64 now, lat = 0, off = 0;
 
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	cgid = bpf_get_current_pid_tgid();
+	tgid = cgid >> 32;
+	pid = (__u32)cgid;
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
 	/*
 	 * Filtering: counters are read only where a monitored task's span
-	 * starts or ends; between two others nothing is done at all.
+	 * starts or ends, or when this CPU's attribution point is older than
+	 * REFRESH_NS (see unseen_span_runtime()); otherwise nothing is done
+	 * between two others.
 	 */
-	if (!want && !next_want)
+	if (!want && !next_want) {
+		st = bpf_map_lookup_elem(&cpu_states, &zero);
+		if (!st || !st->valid)
+			return 0;
+		now = bpf_ktime_get_ns();
+		if (now - st->last_ns < REFRESH_NS)
+			return 0;
+		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), now, 0);
+		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+		st->span_want = 0;
 		return 0;
+	}
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
@@ -463,11 +544,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	/* prev goes off CPU; when still runnable it waits in the run queue from now */
 	if (dead) {
-		if (!btf) {
-			__u32 pid = (__u32)bpf_get_current_pid_tgid();
-
+		if (!btf)
 			bpf_map_delete_elem(&task_ts_hash, &pid);
-		}
 	} else if (tgid && want) {
 		ts = ts_get(prev, true, btf);
 		if (ts) {
@@ -495,10 +573,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * Between threads of one process in one cgroup (same css_set) the
 	 * credit would go to the same entry: defer it to the next switch.
 	 */
-	if (!dead && !has_lat && want && st->valid && tgid == next_tgid &&
+	if (!dead && !has_lat && want && st->valid && tgid == next_tgid && st->span_pid == pid &&
 	    (btf ? prev->cgroups == next->cgroups :
 		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
+		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		return 0;
 	}
 
@@ -507,10 +586,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
 	 */
-	cgid = span_cgroup(st, tgid);
-	if (want)
+	if (want) {
+		runtime = unseen_span_runtime(st, prev, pid, btf);
+		cgid = span_cgroup(st, pid, tgid);
 		c = entry_get(tgid, cgid, prev);
-	attribute(st, c, tgid, cpu, now);
+		if (runtime)
+			rest = span_owner(st);
+	}
+	attribute(st, c, rest, tgid, cpu, now, runtime);
 	st->pend_offcpu_ns = off;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
@@ -518,6 +601,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->span_cgid = btf ? next->cgroups->dfl_cgrp->kn->id :
 			      BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
 	st->span_tgid = next_tgid;
+	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	st->span_want = next_want;
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
 		process_exit(tgid, cgid);
@@ -602,26 +687,43 @@ int BPF_PROG(exec_raw)
 	return on_exec();
 }
 
-/* Credit the current task up to now, without counting a switch. */
-static __always_inline int credit_current(void)
+/*
+ * Credit the current task up to now, without counting a switch. moved: the
+ * task has just moved itself to another cgroup.
+ */
+static __always_inline int credit_current(bool moved)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pmbpf_counts *c;
+	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct cpu_state *st;
-	__u32 zero = 0, tgid;
-	__u64 cgid;
+	__u32 zero = 0, tgid, pid;
+	__u64 cgid, runtime;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
 		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
+	cgid = bpf_get_current_pid_tgid();
+	tgid = cgid >> 32;
+	pid = (__u32)cgid;
 	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
-	cgid = span_cgroup(st, tgid);
-	c = entry_get(tgid, cgid, task);
-	attribute(st, c, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns());
+	runtime = unseen_span_runtime(st, task, pid, false);
+	/*
+	 * A task that has just moved itself into the filter's subtree ran
+	 * outside it until now: nothing to credit (with no filter, span_want
+	 * is always 1 and the span goes to the cgroup it started in).
+	 */
+	if (!(moved && !runtime && !st->span_want)) {
+		cgid = span_cgroup(st, pid, tgid);
+		c = entry_get(tgid, cgid, task);
+		if (runtime)
+			rest = span_owner(st);
+	}
+	attribute(st, c, rest, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
+	st->span_pid = pid;
+	st->span_want = 1;
 	return 0;
 }
 
@@ -634,7 +736,7 @@ SEC("raw_tp")
 int flush(void *ctx)
 {
 	stat_inc(PMBPF_STAT_FLUSHES);
-	return credit_current();
+	return credit_current(false);
 }
 
 /*
@@ -646,7 +748,7 @@ static __always_inline int on_cgroup_attach(__u32 moved_tgid)
 {
 	if (moved_tgid != bpf_get_current_pid_tgid() >> 32)
 		return 0;
-	return credit_current();
+	return credit_current(true);
 }
 
 SEC("tp_btf/cgroup_attach_task")

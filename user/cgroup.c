@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,35 +88,98 @@ __u64 cgroup__id_of(const char *path)
 	return st.st_ino;
 }
 
+/* path is mount or below it */
+static bool path_below(const char *path, const char *mount)
+{
+	size_t n = strlen(mount);
+
+	if (n == 1 && mount[0] == '/')
+		return true;
+	return !strncmp(path, mount, n) && (path[n] == '/' || !path[n]);
+}
+
+static int not_v2(const char *arg, const char *path, const char *mount)
+{
+	struct statfs sfs;
+
+	if (!statfs(path, &sfs) && sfs.f_type == CGROUP_SUPER_MAGIC)
+		fprintf(stderr,
+			"pmbpf: cgroup %s is a cgroup v1 directory, not cgroup v2 (mounted at %s)\n",
+			arg, mount);
+	else
+		fprintf(stderr,
+			"pmbpf: %s is not a cgroup v2 directory (cgroup v2 is mounted at %s)\n",
+			arg, mount);
+	return -EINVAL;
+}
+
 int cgroup__resolve(const char *arg, char *buf, size_t len)
 {
-	char mount[4096];
+	char mount[4096], joined[8192], *real = NULL;
 	struct statfs sfs;
-	int err;
+	int err, n;
 
+	if (!*arg) {
+		fprintf(stderr,
+			"pmbpf: empty cgroup path: give a cgroup v2 directory, / for all\n");
+		return -EINVAL;
+	}
 	err = cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount));
 	if (err) {
 		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
 		return err;
 	}
-	if (arg[0] == '/' && !strncmp(arg, mount, strlen(mount)) &&
-	    (arg[strlen(mount)] == '/' || !arg[strlen(mount)]))
-		err = snprintf(buf, len, "%s", arg);
+	/*
+	 * A path under the mount, or one relative to it ("/system.slice" and
+	 * "system.slice" alike); then "." and ".." and links resolved, so the
+	 * depth the kernel filter compares is the real one.
+	 */
+	if (arg[0] == '/' && path_below(arg, mount))
+		n = snprintf(joined, sizeof(joined), "%s", arg);
 	else
-		err = snprintf(buf, len, "%s/%s", mount, arg[0] == '/' ? arg + 1 : arg);
-	if (err < 0 || (size_t)err >= len) {
+		n = snprintf(joined, sizeof(joined), "%s/%s", mount, arg[0] == '/' ? arg + 1 : arg);
+	if (n < 0 || (size_t)n >= sizeof(joined)) {
 		fprintf(stderr, "pmbpf: cgroup path too long: %s\n", arg);
 		return -ENAMETOOLONG;
 	}
-	if (!cgroup__id_of(buf)) {
+	real = realpath(joined, NULL);
+	if (!real && arg[0] == '/') {
+		/* an absolute path elsewhere: say what it is */
+		real = realpath(arg, NULL);
+		if (real && !path_below(real, mount)) {
+			free(real);
+			return not_v2(arg, arg, mount);
+		}
+	}
+	if (!real) {
 		err = -errno;
 		fprintf(stderr, "pmbpf: cgroup %s: %s (cgroup v2 is mounted at %s)\n", arg,
 			strerror(-err), mount);
 		return err;
 	}
-	if (statfs(buf, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory\n", buf);
+	if (!path_below(real, mount)) {
+		fprintf(stderr,
+			"pmbpf: cgroup %s is outside the cgroup v2 hierarchy (mounted at %s)\n",
+			arg, mount);
+		free(real);
 		return -EINVAL;
+	}
+	if (!cgroup__id_of(real)) {
+		err = -errno;
+		fprintf(stderr, "pmbpf: cgroup %s: %s\n", arg, strerror(-err));
+		free(real);
+		return err;
+	}
+	if (statfs(real, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		err = not_v2(arg, real, mount);
+		free(real);
+		return err;
+	}
+	n = snprintf(buf, len, "%s", real);
+	free(real);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "pmbpf: cgroup path too long: %s\n", arg);
+		return -ENAMETOOLONG;
 	}
 	return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* PMBPF_VERSION comes from the Makefile (debian/changelog). */
 
@@ -21,6 +22,19 @@ int cmd_profile(int argc, char **argv);
 
 /* SIGINT and SIGTERM set exiting. */
 int signals__setup(void);
+/*
+ * Write errors. stream__error() flushes f and returns 0 or the negative
+ * errno of a write that failed (remembered when f is stdout); set errno to 0
+ * before writing, since stdio keeps no error code of its own.
+ * write_error__exit() ends the process quietly, as SIGPIPE would, when err
+ * is -EPIPE (the reader went away), and returns otherwise. stdout__close(),
+ * run at exit, closes stdout: a broken pipe ends as above, any other failed
+ * write is reported in one line and makes the exit status 1.
+ */
+int stream__error(FILE *f);
+void write_error__exit(int err);
+void stdout__close(void);
+
 struct caps {
 	bool bpf, perfmon, admin; /* effective */
 };

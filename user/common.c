@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "commands.h"
@@ -35,6 +37,62 @@ int signals__setup(void)
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+/* The first failed write to stdout, kept for stdout__close(). */
+static int stdout_err;
+
+/* The write end of a pipe or socket whose reader has gone reports POLLERR. */
+static bool reader_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+int stream__error(FILE *f)
+{
+	int err = 0, saved = errno;
+
+	if (fflush(f))
+		err = -errno;
+	else if (ferror(f))
+		/* an earlier write failed, and stdio dropped its data */
+		err = saved ? -saved : -EIO;
+	if (err && err != -EPIPE && reader_gone(fileno(f)))
+		err = -EPIPE;
+	if (err && f == stdout && !stdout_err)
+		stdout_err = err;
+	return err;
+}
+
+void write_error__exit(int err)
+{
+	sigset_t set;
+
+	if (err != -EPIPE)
+		return;
+	/* A reader that went away ends us as it would a program that kept SIGPIPE. */
+	fflush(stderr);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE);
+}
+
+void stdout__close(void)
+{
+	int err = stdout_err;
+
+	if (fclose(stdout) && !err)
+		err = -errno;
+	if (!err)
+		return;
+	write_error__exit(err);
+	fprintf(stderr, "pmbpf: cannot write to standard output: %s\n", strerror(-err));
+	_exit(1);
 }
 
 static bool cap_effective(const struct __user_cap_data_struct *d, int cap)

@@ -75,12 +75,13 @@ static bool container_scope(const char *comp, size_t n, struct container_info *c
 	};
 	size_t i;
 
-	if (!has_suffix(comp, n, ".scope"))
-		return false;
+	/* systemd driver: "<prefix><id>.scope"; cgroupfs driver: "<prefix><id>" */
+	if (has_suffix(comp, n, ".scope"))
+		n -= 6;
 	for (i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
 		size_t p = strlen(scopes[i].prefix);
 
-		if (!has_prefix(comp, n, scopes[i].prefix) || !hex_id(comp + p, n - p - 6))
+		if (!has_prefix(comp, n, scopes[i].prefix) || !hex_id(comp + p, n - p))
 			continue;
 		snprintf(ci->runtime, sizeof(ci->runtime), "%s", scopes[i].runtime);
 		set(ci->id, sizeof(ci->id), comp + p, 12);

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "commands.h"
 #include "json_writer.h"
+#include "pmu.h"
 #include "session.h"
 #include "util.h"
 
@@ -207,26 +208,76 @@ static bool has_hypervisor_flag(void)
 	return found;
 }
 
-/* A core PMU among the perf event sources: x86 "cpu"/"cpu_core", arm "armv8_*"... */
+/* pmu__available() decides; sysfs names the core PMUs. */
 static void find_pmu(struct doctor *d)
 {
-	DIR *dir = opendir("/sys/bus/event_source/devices");
-	struct dirent *de;
+	const struct pmu *all;
+	size_t n = 0;
+	int nr, i;
 
 	d->hypervisor = has_hypervisor_flag();
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		const char *n = de->d_name;
+	d->have_pmu = pmu__available();
+	all = pmus__all(&nr);
+	for (i = 0; i < nr && n < sizeof(d->pmu_dev); i++)
+		if (all[i].core)
+			n += snprintf(d->pmu_dev + n, sizeof(d->pmu_dev) - n, "%s%s", n ? ", " : "",
+				      all[i].name);
+}
 
-		if (!strcmp(n, "cpu") || !strncmp(n, "cpu_", 4) || !strncmp(n, "armv", 4) ||
-		    strstr(n, "pmu")) {
-			d->have_pmu = true;
-			snprintf(d->pmu_dev, sizeof(d->pmu_dev), "%s", n);
-			break;
-		}
+/*
+ * Counter health: how many general-purpose counters each core PMU has
+ * (where the kernel exposes it), whether the NMI watchdog holds one, and
+ * whether each requested group fits.
+ */
+static void check_counters(struct doctor *d, const struct session_opts *so)
+{
+	const struct pmu *all;
+	int nr, i, g, wd = -1, counters = -1;
+	char buf[256];
+	size_t n = 0;
+
+	all = pmus__all(&nr);
+	buf[0] = '\0';
+	for (i = 0; i < nr; i++) {
+		if (!all[i].core)
+			continue;
+		if (all[i].num_counters > 0 && (counters < 0 || all[i].num_counters < counters))
+			counters = all[i].num_counters;
+		n += snprintf(buf + n, n < sizeof(buf) ? sizeof(buf) - n : 0, "%s%s: %d",
+			      n ? ", " : "", all[i].name, all[i].num_counters);
 	}
-	closedir(dir);
+	if (!n)
+		add(d, "counters", ST_INFO, "no core PMU in sysfs: no general-purpose counters");
+	else if (counters < 0)
+		add(d, "counters", ST_INFO,
+		    "general-purpose counters: not exposed by this kernel (caps/num_counters absent)");
+	else
+		add(d, "counters", ST_OK, "general-purpose counters per core PMU: %s", buf);
+	if (!read_int("/proc/sys/kernel/nmi_watchdog", &wd))
+		add(d, "nmi_watchdog", wd && d->have_pmu ? ST_WARN : ST_INFO,
+		    wd ? "kernel.nmi_watchdog=1: it holds a hardware counter on every CPU (sysctl kernel.nmi_watchdog=0 frees it)" :
+			 "kernel.nmi_watchdog=0: no counter held by the watchdog");
+	for (g = 0; g < PMBPF_MAX_EVENTS; g++) {
+		int hw = 0, members = 0;
+
+		for (i = 0; i < so->nr_events; i++) {
+			if (so->events[i].group != g)
+				continue;
+			members++;
+			hw += !!(so->events[i].kind & EVENT_HW);
+		}
+		if (!members)
+			continue;
+		if (counters < 0)
+			add(d, "group", ST_INFO,
+			    "group %d: %d hardware events; whether it fits is not known (counter number not exposed)",
+			    g, hw);
+		else
+			add(d, "group", hw + (wd > 0) <= counters ? ST_OK : ST_WARN,
+			    "group %d: %d hardware events on %d counters%s: %s", g, hw, counters,
+			    wd > 0 ? " (one held by the NMI watchdog)" : "",
+			    hw + (wd > 0) <= counters ? "fits" : "may not be scheduled: split it");
+	}
 }
 
 static void check_events(struct doctor *d, const struct session_opts *so)
@@ -235,7 +286,8 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 
 	find_pmu(d);
 	if (d->have_pmu)
-		add(d, "pmu", ST_OK, "core PMU /sys/bus/event_source/devices/%s%s", d->pmu_dev,
+		add(d, "pmu", ST_OK, "hardware counters open; core PMUs: %s%s",
+		    d->pmu_dev[0] ? d->pmu_dev : "none named in sysfs",
 		    d->hypervisor ? " (virtualized: the hypervisor passes counters through)" : "");
 	else
 		add(d, "pmu", ST_WARN,
@@ -243,12 +295,15 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 		    d->hypervisor ? "; a hypervisor is present and exposes no PMU to this guest" :
 				    "");
 
+	check_counters(d, so);
 	for (i = 0; i < so->nr_events; i++) {
 		struct event_check *e = &d->ev[d->nr_ev++];
 		struct perf_event_attr attr = {
 			.size = sizeof(attr),
 			.type = so->events[i].type,
 			.config = so->events[i].config,
+			.config1 = so->events[i].config1,
+			.config2 = so->events[i].config2,
 		};
 		long fd;
 
@@ -432,9 +487,10 @@ int cmd_doctor(int argc, char **argv)
 	};
 	struct session_opts so = {};
 	struct doctor *d;
-	const char *events = DEFAULT_EVENTS, *bad;
+	const char *events = DEFAULT_EVENTS;
+	struct events_error err;
 	bool json = false;
-	int c, n, bad_len, ret;
+	int c, n, ret;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:e:vh", opts, NULL)) != -1) {
@@ -467,10 +523,9 @@ int cmd_doctor(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	n = events__parse_list(events, so.events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	n = events__parse(events, so.events, PMBPF_MAX_EVENTS, &err);
 	if (n < 0) {
-		fprintf(stderr, "pmbpf: invalid event list '%s'; valid names: pmbpf list\n",
-			events);
+		fprintf(stderr, "pmbpf: %s\n", err.msg);
 		return 2;
 	}
 	so.nr_events = n;

@@ -4,7 +4,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,15 +14,33 @@
 #include <microhttpd.h>
 #include "http.h"
 
-/* Bounds on what clients can hold: connections, idle time, request size. */
-#define HTTP_MAX_CONNECTIONS   64
-#define HTTP_TIMEOUT_S	       10
-#define HTTP_CONNECTION_MEMORY (32 * 1024)
+/*
+ * Bounds on what clients can hold: connections, idle time, request size.
+ * A connection that has not sent a whole request is "waiting"; an idle
+ * timeout alone does not bound it (a byte every few seconds resets it), so
+ * a waiting connection older than HTTP_REQUEST_DEADLINE_S is closed, and
+ * beyond HTTP_MAX_WAITING the oldest waiting one is closed at every new
+ * connection: a scrape gets in however many slow clients hold sockets.
+ */
+#define HTTP_MAX_CONNECTIONS	512
+#define HTTP_MAX_WAITING	256
+#define HTTP_REQUEST_DEADLINE_S 5
+#define HTTP_TIMEOUT_S		10
+#define HTTP_CONNECTION_MEMORY	(32 * 1024)
 
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
 static const char landing[] = "<html><head><title>pmbpf</title></head><body><h1>pmbpf</h1>"
 			      "<p><a href=\"/metrics\">Metrics</a></p></body></html>\n";
+
+/* A client connection; only libmicrohttpd's one thread touches these. */
+struct http_conn {
+	struct http_conn *prev, *next;
+	int fd;
+	__u64 waiting_since; /* accepted, or its last request answered */
+	bool busy; /* a whole request came: being answered */
+	bool evicted; /* shut down, not yet closed by libmicrohttpd */
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -28,7 +48,16 @@ struct http_server {
 	char *buf; /* the last published exposition */
 	size_t len;
 	__u64 requests[4];
+	struct http_conn conns; /* list head, oldest first */
 };
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 int http__listen(const char *addr_port)
 {
@@ -95,16 +124,37 @@ bad:
 	return -EINVAL;
 }
 
+int http__local_addr(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+	int port;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return -errno;
+	if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		port = ntohs(a->sin6_port);
+		snprintf(buf, len, "[%s]:%d", host, port);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		port = ntohs(a->sin_port);
+		snprintf(buf, len, "%s:%d", host, port);
+	}
+	return 0;
+}
+
 static enum MHD_Result reply(struct http_server *h, struct MHD_Connection *c, unsigned int code,
 			     const char *type, void *body, size_t len,
 			     enum MHD_ResponseMemoryMode mode)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
 	enum MHD_Result ret;
-	int cls = code >= 200 && code < 300 ? 0 :
-		  code >= 400 && code < 500 ? 1 :
-		  code >= 500		    ? 2 :
-					      3;
 
 	if (!r) {
 		if (mode == MHD_RESPMEM_MUST_FREE)
@@ -116,8 +166,109 @@ static enum MHD_Result reply(struct http_server *h, struct MHD_Connection *c, un
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
-	__atomic_fetch_add(&h->requests[cls], 1, __ATOMIC_RELAXED);
 	return ret;
+}
+
+static struct http_conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* Close a connection: libmicrohttpd reads EOF and cleans it up. */
+static void conn_evict(struct http_conn *hc)
+{
+	shutdown(hc->fd, SHUT_RDWR);
+	hc->evicted = true;
+}
+
+/* At each new connection: drop waiting ones past the deadline, then the oldest over the cap. */
+static void conns_trim(struct http_server *h)
+{
+	__u64 now = mono_ns(), deadline = (__u64)HTTP_REQUEST_DEADLINE_S * 1000000000ULL;
+	struct http_conn *hc, *oldest;
+	unsigned int waiting;
+
+	for (;;) {
+		waiting = 0;
+		oldest = NULL;
+		for (hc = h->conns.next; hc != &h->conns; hc = hc->next) {
+			if (hc->busy || hc->evicted)
+				continue;
+			if (now - hc->waiting_since > deadline) {
+				conn_evict(hc);
+				continue;
+			}
+			waiting++;
+			if (!oldest || hc->waiting_since < oldest->waiting_since)
+				oldest = hc;
+		}
+		if (waiting <= HTTP_MAX_WAITING || !oldest)
+			return;
+		conn_evict(oldest);
+	}
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct http_server *h = cls;
+	struct http_conn *hc = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (hc) {
+			hc->prev->next = hc->next;
+			hc->next->prev = hc->prev;
+			free(hc);
+			*socket_context = NULL;
+		}
+		return;
+	}
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	hc = calloc(1, sizeof(*hc));
+	if (!hc || !ci) {
+		free(hc);
+		return;
+	}
+	hc->fd = ci->connect_fd;
+	hc->waiting_since = mono_ns();
+	hc->prev = h->conns.prev;
+	hc->next = &h->conns;
+	h->conns.prev->next = hc;
+	h->conns.prev = hc;
+	*socket_context = hc;
+	conns_trim(h);
+}
+
+/* Called once the request line is read: it makes the answer reach on_completed. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	return NULL;
+}
+
+/* Every answer counts, libmicrohttpd's own (400, 413, 431...) too. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+	struct http_server *h = cls;
+	struct http_conn *hc = conn_of(c);
+	unsigned int code = ci ? ci->http_status : 0;
+	int cls_idx = code >= 200 && code < 300 ? 0 :
+		      code >= 400 && code < 500 ? 1 :
+		      code >= 500		? 2 :
+						  3;
+
+	if (code)
+		__atomic_fetch_add(&h->requests[cls_idx], 1, __ATOMIC_RELAXED);
+	if (hc) {
+		hc->busy = false;
+		hc->waiting_since = mono_ns();
+	}
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -128,9 +279,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	static const char not_allowed[] = "405 method not allowed: use GET\n";
 	static const char not_ready[] = "503 no collection yet\n";
 	struct http_server *h = cls;
+	struct http_conn *hc = conn_of(c);
 	char *copy;
 	size_t len;
 
+	if (hc)
+		hc->busy = true;
 	/* Answered at the first call: a request body, if any, is never read. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(h, c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", (void *)not_allowed,
@@ -164,11 +318,14 @@ struct http_server *http__start(int listen_fd)
 		return NULL;
 	}
 	pthread_mutex_init(&h->lock, NULL);
+	h->conns.next = h->conns.prev = &h->conns;
 	h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned int)HTTP_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
 				(unsigned int)HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-				(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_END);
+				(size_t)HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_CONNECTION,
+				on_connection, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
 	if (!h->d) {
 		fprintf(stderr, "pmbpf: cannot start the HTTP server (libmicrohttpd)\n");
 		close(listen_fd);

@@ -18,6 +18,11 @@ struct http_server;
  * printing a one-line message.
  */
 int http__listen(const char *addr_port);
+/*
+ * The address a socket from http__listen is bound to, as "ADDR:PORT" or
+ * "[ADDR]:PORT": the port the kernel chose for port 0.
+ */
+int http__local_addr(int fd, char *buf, size_t len);
 /* Serve on a socket from http__listen (taken over, closed by http__stop). */
 struct http_server *http__start(int listen_fd);
 /* Make buf the answer to the next scrapes (copied). */

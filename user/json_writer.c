@@ -2,8 +2,7 @@
 #include <math.h>
 #include "json_writer.h"
 
-/* Length of the valid UTF-8 sequence at p, or 0 if it is not one. */
-static int utf8_len(const unsigned char *p)
+int utf8_len(const unsigned char *p)
 {
 	int n, i;
 	unsigned int cp;

@@ -30,5 +30,7 @@ void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
 /* Write a JSON string literal for s to f. */
 void json_escape(FILE *f, const char *s);
+/* Length of the valid UTF-8 sequence at p, or 0 if it is not one. */
+int utf8_len(const unsigned char *p);
 
 #endif

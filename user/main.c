@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* pmbpf: per-process and per-cgroup IPC, miss rates and CPU time from BPF. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "commands.h"
 #include "events.h"
@@ -44,9 +45,39 @@ static int cmd_version(int argc, char **argv)
 	return 0;
 }
 
+static const char list_usage[] =
+	"Usage: pmbpf list [WORD]        event names of this host (filtered by WORD)\n"
+	"       pmbpf list --attr LIST   the perf_event_attr each event of LIST opens with\n";
+
 int cmd_list(int argc, char **argv)
 {
-	events__print_names(stdout);
+	struct event_spec specs[PMBPF_MAX_EVENTS];
+	struct events_error e;
+	int i, n;
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		printf("%s", list_usage);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--attr")) {
+		if (argc != 3) {
+			fprintf(stderr, "pmbpf: list --attr takes one event list\n");
+			return 2;
+		}
+		n = events__parse(argv[2], specs, PMBPF_MAX_EVENTS, &e);
+		if (n < 0) {
+			fprintf(stderr, "pmbpf: %s\n", e.msg);
+			return 2;
+		}
+		for (i = 0; i < n; i++)
+			event__print_attr(stdout, &specs[i]);
+		return 0;
+	}
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "pmbpf: list takes at most one word\n%s", list_usage);
+		return 2;
+	}
+	events__list(stdout, argc == 2 ? argv[1] : NULL);
 	return 0;
 }
 
@@ -54,6 +85,8 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* Every subcommand's output, --help included: write errors are errors. */
+	atexit(stdout__close);
 	if (argc < 2)
 		return cmd_record(argc, argv);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))

@@ -14,13 +14,60 @@ double reading__scaled(const struct pmbpf_reading *r);
 /* running / enabled in [0, 1]; 1 when no time was enabled. */
 double reading__coverage(const struct pmbpf_reading *r);
 
+/*
+ * Named metrics (-M): per CPU family, one group of events and the formula
+ * that turns their counts into figures, with its source (metrics.c).
+ */
+#define METRIC_MAX_SEL	  3
+#define METRIC_MAX_VALUES 5
+
+struct metric_def {
+	const char *metric; /* "ipc", "mpki", "topdown" */
+	const char *family; /* "any", "neoverse-n1-v1", "intel-topdown-v1", ... */
+	const char *events; /* one group, in the order compute() reads them */
+	const char *values[METRIC_MAX_VALUES]; /* names of the figures, NULL-terminated */
+	/* c: the group's counts; slots: dispatch slots per cycle where the family needs it */
+	void (*compute)(const double *c, double slots, double *out);
+	const char *source;
+};
+
+/* The metrics asked for and how they were resolved on this host. */
+struct metric_sel {
+	int nr;
+	struct metric_use {
+		char name[16]; /* as given to -M */
+		const struct metric_def *def; /* NULL: not supported here */
+		int first; /* index of its group's first event in the event list */
+		int nr_events;
+		double slots;
+		char why[160]; /* why not supported */
+	} m[METRIC_MAX_SEL];
+};
+
+const struct metric_def *metrics__defs(int *nr);
+/* "ipc,topdown" into sel (names only). -EINVAL with a one-line message on stderr. */
+int metrics__parse(const char *list, struct metric_sel *sel);
+/*
+ * Pick each metric's definition for this host's CPU (family read from
+ * /proc/cpuinfo, the Arm MIDR, and the topdown events sysfs exposes).
+ */
+void metrics__resolve(struct metric_sel *sel);
+/* "not supported" once per metric whose definition is missing or whose events do not count. */
+void metrics__report_unsupported(struct metric_sel *sel, const struct event_info *ev, int nr);
+
+/* Names of the figures of a metric (also when it is not supported here). */
+const char *const *metric_use__values(const struct metric_use *mu);
+
 /* Figures of one row; NaN where a figure is unavailable. */
 struct row_metrics {
 	double cpu_pct;
 	double count[PMBPF_MAX_EVENTS];
 	double coverage[PMBPF_MAX_EVENTS];
 	double ipc;
+	bool ipc_grouped; /* cycles and instructions of one group: same running time */
 	double mpki[PMBPF_MAX_EVENTS]; /* for miss events, else NaN */
+	bool mpki_grouped[PMBPF_MAX_EVENTS];
+	double metric[METRIC_MAX_SEL][METRIC_MAX_VALUES]; /* -M figures, NaN when not counted */
 	double min_coverage; /* over counting events; NaN if none */
 	double runq_p50_ns, runq_p99_ns, runq_max_ns, runq_avg_ns; /* NaN without wakeups */
 };

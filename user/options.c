@@ -2,32 +2,79 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include "cgroup.h"
 #include "options.h"
+#include "pmu.h"
 #include "util.h"
 
 int options__events(const char *list, struct session_opts *s)
 {
-	const char *bad;
-	int n, bad_len;
+	struct events_error e;
+	int n;
 
-	n = events__parse_list(list, s->events, PMBPF_MAX_EVENTS, &bad, &bad_len);
+	n = events__parse(list, s->events, PMBPF_MAX_EVENTS, &e);
 	if (n >= 0) {
 		s->nr_events = n;
 		return 0;
 	}
-	if (n == -E2BIG)
-		fprintf(stderr, "pmbpf: at most %d events at once\n", PMBPF_MAX_EVENTS);
-	else if (n == -EEXIST)
-		fprintf(stderr, "pmbpf: event '%.*s' given twice (or under another name)\n",
-			bad_len, bad);
-	else if (!bad_len)
-		fprintf(stderr, "pmbpf: empty event name in '%s'\n", list);
-	else {
-		fprintf(stderr, "pmbpf: unknown event '%.*s'; valid names:\n", bad_len, bad);
-		events__print_names(stderr);
-	}
+	fprintf(stderr, "pmbpf: %s\n", e.msg[0] ? e.msg : strerror(-n));
 	return -EINVAL;
+}
+
+/* Append each -M metric's group to the events (a metric this CPU lacks adds none). */
+static int add_metric_events(struct session_opts *s)
+{
+	struct event_spec specs[PMBPF_MAX_EVENTS];
+	struct events_error e;
+	int u, i, n, groups = 0;
+
+	metrics__resolve(&s->metrics);
+	for (i = 0; i < s->nr_events; i++)
+		if (s->events[i].group >= groups)
+			groups = s->events[i].group + 1;
+	for (u = 0; u < s->metrics.nr; u++) {
+		struct metric_use *mu = &s->metrics.m[u];
+
+		if (!mu->def)
+			continue;
+		n = events__parse(mu->def->events, specs, PMBPF_MAX_EVENTS, &e);
+		if (n < 0) {
+			snprintf(mu->why, sizeof(mu->why), "%.150s", e.msg);
+			mu->def = NULL;
+			continue;
+		}
+		if (s->nr_events + n > PMBPF_MAX_EVENTS) {
+			fprintf(stderr,
+				"pmbpf: -M %s needs %d more events: at most %d at once with -e (fewer -e events, or -M alone)\n",
+				mu->name, n, PMBPF_MAX_EVENTS);
+			return -E2BIG;
+		}
+		mu->first = s->nr_events;
+		mu->nr_events = n;
+		for (i = 0; i < n; i++) {
+			specs[i].group = groups;
+			s->events[s->nr_events++] = specs[i];
+		}
+		groups++;
+	}
+	return 0;
+}
+
+int options__default_events(struct session_opts *s)
+{
+	int err = 0;
+
+	if (!s->nr_events && !s->metrics.nr) {
+		s->default_events = true;
+		if (pmu__available())
+			err = options__events(DEFAULT_EVENTS, s);
+		else /* session__open says so, once the other options are known to be good */
+			err = options__events(DEFAULT_SW_EVENTS, s);
+	}
+	if (!err && s->metrics.nr)
+		err = add_metric_events(s);
+	return err;
 }
 
 static void fmt_ns(char *buf, size_t len, __u64 ns)
@@ -42,19 +89,15 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns)
 {
 	char lo[32], hi[32];
 
+	if (!max_ns)
+		max_ns = INTERVAL_MAX_NS;
 	if (!duration__parse(arg, ns) && *ns >= min_ns && (!max_ns || *ns <= max_ns))
 		return 0;
 	fmt_ns(lo, sizeof(lo), min_ns);
-	if (max_ns) {
-		fmt_ns(hi, sizeof(hi), max_ns);
-		fprintf(stderr,
-			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
-			arg, lo, hi);
-	} else {
-		fprintf(stderr,
-			"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), at least %s\n",
-			arg, lo);
-	}
+	fmt_ns(hi, sizeof(hi), max_ns);
+	fprintf(stderr,
+		"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
+		arg, lo, hi);
 	return -EINVAL;
 }
 
@@ -62,7 +105,8 @@ int options__duration(const char *arg, __u64 *ns)
 {
 	if (!duration__parse(arg, ns))
 		return 0;
-	fprintf(stderr, "pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m\n", arg);
+	fprintf(stderr,
+		"pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m, at most 366 days\n", arg);
 	return -EINVAL;
 }
 
@@ -92,6 +136,8 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		return 1;
 	case 'm':
 		return options__max_procs(arg, &s->max_procs) ?: 1;
+	case 'M':
+		return metrics__parse(arg, &s->metrics) ?: 1;
 	case 'R':
 		s->force_raw_tp = true;
 		return 1;

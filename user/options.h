@@ -12,7 +12,14 @@
 
 /* -e LIST into s->events; an unknown name lists the valid ones. */
 int options__events(const char *list, struct session_opts *s);
-/* -i/-d: a duration within [min_ns, max_ns] (max 0: no upper bound). */
+/*
+ * Without -e: DEFAULT_EVENTS where a PMU counts, else (one line saying so)
+ * DEFAULT_SW_EVENTS, as perf does.
+ */
+int options__default_events(struct session_opts *s);
+/* An interval longer than an hour would show nothing for too long. */
+#define INTERVAL_MAX_NS 3600000000000ULL
+/* -i: a duration within [min_ns, max_ns] (max 0: INTERVAL_MAX_NS); -d: any duration. */
 int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);
 int options__pid(const char *arg, pid_t *pid);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "commands.h"
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
@@ -52,12 +53,13 @@ static void iso_time(char *buf, size_t len, __u64 ns)
 	snprintf(buf, len, "%.20s.%03uZ", sec, (unsigned)(ns % 1000000000ULL / 1000000ULL));
 }
 
-void output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
-		   const char *attach, int nr_cpus)
+int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
+		  const char *attach, int nr_cpus)
 {
 	struct json_writer w;
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -81,6 +83,13 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_string(&w, event__class(&ev[i].spec));
 			jw_key(&w, "state");
 			jw_string(&w, event_state__str(ev[i].state));
+			jw_key(&w, "group");
+			if (ev[i].spec.group >= 0)
+				jw_u64(&w, (__u64)ev[i].spec.group);
+			else
+				jw_null(&w);
+			jw_key(&w, "cpus");
+			jw_u64(&w, (__u64)ev[i].cpus);
 			jw_key(&w, "error");
 			if (ev[i].err)
 				jw_string(&w, strerror(ev[i].err));
@@ -89,8 +98,7 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 			jw_end_object(&w);
 			fputc('\n', o->f);
 		}
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	/* Table and CSV: the states go to stderr, so stdout stays data only. */
 	for (i = 0; i < nr; i++) {
@@ -106,9 +114,13 @@ void output__start(struct output *o, const struct event_info *ev, int nr, bool n
 	if (i < nr)
 		fprintf(stderr,
 			"pmbpf: CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
-	if (no_pmu)
+	for (i = 0; i < nr; i++)
+		if (ev[i].spec.kind & EVENT_HW)
+			break;
+	if (no_pmu && i < nr)
 		fprintf(stderr,
 			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
+	return 0;
 }
 
 static void short_miss_name(char *buf, size_t len, const char *name)
@@ -123,6 +135,34 @@ static int col_width(const char *name)
 	int n = (int)strlen(name);
 
 	return n < 8 ? 8 : n;
+}
+
+static void table_metric_header(struct output *o, const struct snapshot *snap)
+{
+	int u, v;
+
+	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			fprintf(o->f, " %*.*s", col_width(names[v]), col_width(names[v]), names[v]);
+	}
+}
+
+static void table_metrics(struct output *o, const struct snapshot *snap,
+			  const struct row_metrics *m)
+{
+	int u, v;
+
+	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			if (isfinite(m->metric[u][v]))
+				fprintf(o->f, " %*.4f", col_width(names[v]), m->metric[u][v]);
+			else
+				fprintf(o->f, " %*s", col_width(names[v]), "-");
+	}
 }
 
 static void table_figure_header(struct output *o, const struct snapshot *snap)
@@ -141,6 +181,7 @@ static void table_figure_header(struct output *o, const struct snapshot *snap)
 		short_miss_name(buf, sizeof(buf), snap->events[i].spec.name);
 		fprintf(o->f, " %9s", buf);
 	}
+	table_metric_header(o, snap);
 	fprintf(o->f, " %7s %7s %9s %5s\n", "VCSW", "ICSW", "RUNQp99us", "COV%");
 }
 
@@ -160,7 +201,9 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
 	}
 	if (isfinite(m.ipc))
-		fprintf(o->f, " %6.2f", m.ipc);
+		/* *: from two counters multiplexed over different slices, not one group */
+		fprintf(o->f, m.ipc_grouped || !(m.min_coverage < 1.0) ? " %6.2f" : " %5.2f*",
+			m.ipc);
 	else
 		fprintf(o->f, " %6s", "-");
 	for (i = 0; i < snap->nr_events; i++) {
@@ -171,6 +214,7 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		else
 			fprintf(o->f, " %9s", "-");
 	}
+	table_metrics(o, snap, &m);
 	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw);
 	if (isfinite(m.runq_p99_ns))
 		fprintf(o->f, " %9.0f", m.runq_p99_ns / 1e3);
@@ -182,11 +226,55 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 		fprintf(o->f, " %5s\n", "-");
 }
 
-static const char *tail(const char *s, size_t width)
-{
-	size_t len = strlen(s);
+/* U+FFFD, in place of bytes a reader's terminal or parser must not get. */
+#define REPLACEMENT "\xef\xbf\xbd"
 
-	return len > width ? s + len - width : s;
+/*
+ * Copy s into buf as valid UTF-8 without control characters (comms and
+ * cgroup paths are any bytes: an escape sequence must not reach a terminal).
+ */
+static const char *printable(char *buf, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	int n;
+
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			if (o + 3 >= len)
+				break;
+			memcpy(buf + o, REPLACEMENT, 3);
+			o += 3;
+			n = 1;
+			continue;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(buf + o, p, n);
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/*
+ * The end of a path that does not fit in width, marked as top does: "..."
+ * and then, where one fits, from a '/'.
+ */
+static const char *path_tail(char *buf, size_t len, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+	const char *tail, *slash;
+
+	if (n <= width || width <= 3)
+		return s;
+	tail = s + n - (width - 3);
+	slash = strchr(tail, '/');
+	if (slash && slash[1])
+		tail = slash;
+	snprintf(buf, len, "...%s", tail);
+	return buf;
 }
 
 static void table(struct output *o, const struct snapshot *snap)
@@ -205,15 +293,17 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_rows; r++) {
 			const struct proc_row *row = &snap->rows[r];
-			char comm[PMBPF_COMM_LEN + 2];
+			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
+			char path[4096 * 3], cut[64];
 
-			snprintf(comm, sizeof(comm), "%s%s", row->comm, row->exited ? "*" : "");
+			snprintf(comm, sizeof(comm), "%s%s",
+				 printable(safe, sizeof(safe), row->comm), row->exited ? "*" : "");
 			if (row->overflow)
 				fprintf(o->f, "%7s", "-");
 			else
 				fprintf(o->f, "%7u", row->pid);
-			fprintf(o->f, " %-16.17s %-24s", comm,
-				tail(row->cgroup ? row->cgroup : "-", 24));
+			printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
+			fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
 			table_figures(o, snap, &row->f);
 		}
 	}
@@ -223,8 +313,11 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figure_header(o, snap);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
+			char path[4096 * 3], cut[64];
 
-			fprintf(o->f, "%-40s %-10s %-12s %5u", tail(cg->path ? cg->path : "?", 40),
+			printable(path, sizeof(path), cg->path ? cg->path : "?");
+			fprintf(o->f, "%-40s %-10s %-12s %5u",
+				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
 				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
 			table_figures(o, snap, &cg->total);
@@ -235,7 +328,30 @@ static void table(struct output *o, const struct snapshot *snap)
 			"(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
-	fflush(o->f);
+}
+
+/* -M figures: "metrics": {"topdown": {"retiring": 0.41, ...}}, null where not counted */
+static void json_metrics(struct json_writer *w, const struct snapshot *snap,
+			 const struct row_metrics *m)
+{
+	int u, v;
+
+	if (!snap->metrics)
+		return;
+	jw_key(w, "metrics");
+	jw_start_object(w);
+	for (u = 0; u < snap->metrics->nr; u++) {
+		const char *const *names = metric_use__values(&snap->metrics->m[u]);
+
+		jw_key(w, snap->metrics->m[u].name);
+		jw_start_object(w);
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++) {
+			jw_key(w, names[v]);
+			jw_double(w, m->metric[u][v], 4);
+		}
+		jw_end_object(w);
+	}
+	jw_end_object(w);
 }
 
 static void json_events(struct json_writer *w, const struct snapshot *snap,
@@ -267,6 +383,8 @@ static void json_events(struct json_writer *w, const struct snapshot *snap,
 	jw_end_object(w);
 	jw_key(w, "ipc");
 	jw_double(w, m->ipc, 4);
+	jw_key(w, "ipc_same_group");
+	jw_bool(w, m->ipc_grouped);
 	jw_key(w, "mpki");
 	jw_start_object(w);
 	for (i = 0; i < snap->nr_events; i++) {
@@ -276,6 +394,7 @@ static void json_events(struct json_writer *w, const struct snapshot *snap,
 		jw_double(w, m->mpki[i], 4);
 	}
 	jw_end_object(w);
+	json_metrics(w, snap, m);
 }
 
 static void json_runq(struct json_writer *w, const struct figures *f, const struct row_metrics *m)
@@ -466,16 +585,25 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_end_object(&w);
 	jw_end_object(&w);
 	fputc('\n', o->f);
-	fflush(o->f);
 }
 
+/* Quoted, as valid UTF-8 on one line: control bytes and bad UTF-8 become U+FFFD. */
 static void csv_field_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
 	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
+	for (; *p; p += n) {
+		n = *p >= 0x80 ? utf8_len(p) : 1;
+		if (!n || *p < 0x20 || *p == 0x7f) {
+			fputs(REPLACEMENT, f);
+			n = 1;
+			continue;
+		}
+		if (*p == '"')
 			fputc('"', f);
-		fputc(*s, f);
+		fwrite(p, 1, n, f);
 	}
 	fputc('"', f);
 }
@@ -569,17 +697,17 @@ static void csv(struct output *o, const struct snapshot *snap)
 			cg->ci.qos, cg->nr_procs_total);
 		csv_figures(o, snap, &cg->total);
 	}
-	fflush(o->f);
 }
 
-void output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		     char *const *argv, int exit_code, unsigned int nr_procs)
+int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+		    char *const *argv, int exit_code, unsigned int nr_procs)
 {
 	struct row_metrics m;
 	struct json_writer w;
 	char buf[64];
 	int i;
 
+	errno = 0;
 	if (o->format == OUTPUT_JSON) {
 		jw_init(&w, o->f);
 		jw_start_object(&w);
@@ -599,8 +727,7 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 		json_figures(&w, snap, f);
 		jw_end_object(&w);
 		fputc('\n', o->f);
-		fflush(o->f);
-		return;
+		return stream__error(o->f);
 	}
 	metrics__figures(snap, f, &m);
 	fprintf(o->f, "\n Counts for '");
@@ -629,9 +756,26 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 		fputc('\n', o->f);
 	}
 	if (isfinite(m.ipc))
-		fprintf(o->f, "%18.3f      IPC\n", m.ipc);
+		fprintf(o->f, "%18.3f      IPC%s\n", m.ipc,
+			m.ipc_grouped ?
+				"               # one group" :
+				"               # cycles and instructions not in one group");
 	else
 		fprintf(o->f, "%18s      IPC               # needs cycles and instructions\n", "-");
+	for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
+		const struct metric_use *mu = &snap->metrics->m[i];
+		const char *const *names = metric_use__values(mu);
+		int v;
+
+		if (!mu->def) {
+			fprintf(o->f, "%18s      %-17s # not supported\n", "-", mu->name);
+			continue;
+		}
+		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
+			if (isfinite(m.metric[i][v]))
+				fprintf(o->f, "%18.4f      %s %s\n", m.metric[i][v], mu->name,
+					names[v]);
+	}
 	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->nvcsw);
 	fprintf(o->f, "%18llu      involuntary switches\n", (unsigned long long)f->nivcsw);
 	if (f->runq_count)
@@ -640,11 +784,12 @@ void output__command(struct output *o, const struct snapshot *snap, const struct
 			m.runq_max_ns / 1e3);
 	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
 		exit_code);
-	fflush(o->f);
+	return stream__error(o->f);
 }
 
-void output__snapshot(struct output *o, const struct snapshot *snap)
+int output__snapshot(struct output *o, const struct snapshot *snap)
 {
+	errno = 0;
 	switch (o->format) {
 	case OUTPUT_TABLE:
 		table(o, snap);
@@ -656,4 +801,5 @@ void output__snapshot(struct output *o, const struct snapshot *snap)
 		csv(o, snap);
 		break;
 	}
+	return stream__error(o->f);
 }

@@ -22,16 +22,20 @@ struct output {
 };
 
 int output_format__parse(const char *s, enum output_format *fmt);
+/*
+ * Each renderer returns 0, or the negative errno of a write to o->f that
+ * failed (-EPIPE: the reader went away), after flushing.
+ */
 /* Describe the session before the first interval (event states). */
-void output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
-		   const char *attach, int nr_cpus);
-void output__snapshot(struct output *o, const struct snapshot *snap);
+int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
+		  const char *attach, int nr_cpus);
+int output__snapshot(struct output *o, const struct snapshot *snap);
 /*
  * Totals of a command and its children (pmbpf stat): snap gives the events
  * and interval_ns (the command's wall time), f the summed figures.
  */
-void output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		     char *const *argv, int exit_code, unsigned int nr_procs);
+int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+		    char *const *argv, int exit_code, unsigned int nr_procs);
 /* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */
 const char *fmt_count(char *buf, size_t len, double v);
 

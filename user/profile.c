@@ -94,6 +94,7 @@ struct profile_opts {
 	char cgroup_path[4096];
 	const char *output;
 	bool svg;
+	bool folded; /* --folded given */
 	bool offcpu;
 	bool raw_tp;
 	const char *title;
@@ -130,17 +131,16 @@ static unsigned long long max_sample_rate(void)
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	unsigned long long max_rate;
+	char msg[320];
 	int c, err;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+e:F:c:d:p:G:o:vh", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			err = event__parse(optarg, &o->event);
+			err = event__parse_msg(optarg, &o->event, msg, sizeof(msg));
 			if (err) {
-				fprintf(stderr, "pmbpf: unknown event '%s'; valid names:\n",
-					optarg);
-				events__print_names(stderr);
+				fprintf(stderr, "pmbpf: %s\n", msg);
 				return -EINVAL;
 			}
 			o->event_given = true;
@@ -179,7 +179,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			o->output = optarg;
 			break;
 		case OPT_FOLDED:
-			o->svg = false;
+			o->folded = true;
 			break;
 		case OPT_SVG:
 			o->svg = true;
@@ -211,6 +211,14 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 	}
 	if (o->freq && o->period) {
 		fprintf(stderr, "pmbpf: give either -F (frequency) or -c (period), not both\n");
+		return -EINVAL;
+	}
+	if (o->pid && o->cgroup) {
+		fprintf(stderr, "pmbpf: give either -p (a process) or -G (a cgroup), not both\n");
+		return -EINVAL;
+	}
+	if (o->folded && o->svg) {
+		fprintf(stderr, "pmbpf: give either --folded or --svg, not both\n");
 		return -EINVAL;
 	}
 	if (o->offcpu && (o->event_given || o->freq || o->period)) {
@@ -751,8 +759,9 @@ static int write_output(struct profile *p, FILE *f, const struct folded *lines, 
 {
 	char title[256], sub[4400];
 	struct flame_opts fo = { .title = title, .subtitle = sub };
-	int err;
+	int err, werr;
 
+	errno = 0;
 	if (!p->o->svg) {
 		err = folded__write(f, lines, n);
 	} else {
@@ -760,9 +769,8 @@ static int write_output(struct profile *p, FILE *f, const struct folded *lines, 
 		fo.units = p->o->offcpu ? "us" : "samples";
 		err = flamegraph__write(f, lines, n, &fo);
 	}
-	if (!err && fflush(f))
-		err = -errno;
-	return err;
+	werr = stream__error(f);
+	return werr ?: err;
 }
 
 static void raise_fd_limit(void)
@@ -801,7 +809,7 @@ static int profile_run(struct profile *p)
 			return err;
 		}
 		err = 0;
-		if (o->pid && !pid_alive(o->pid)) {
+		if (o->pid && process__state(o->pid) != PROCESS_RUNNING) {
 			fprintf(stderr, "pmbpf: process %d exited\n", o->pid);
 			break;
 		}
@@ -847,10 +855,8 @@ int cmd_profile(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (o.pid && !pid_alive(o.pid)) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", o.pid);
+	if (o.pid && process__check_running(o.pid))
 		return 1;
-	}
 	if (o.output) {
 		out = fopen(o.output, "we");
 		if (!out) {
@@ -900,8 +906,9 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	err = write_output(&p, out, lines, nr_lines, elapsed);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output ? o.output : "the output",
-			strerror(-err));
+		/* stdout's write errors are reported once, at exit */
+		if (out != stdout && err != -EPIPE)
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
 		goto cleanup;
 	}
 	if (o.offcpu)
@@ -925,8 +932,10 @@ cleanup:
 	free(online);
 	profile_close(&p);
 	if (out != stdout && fclose(out) && !err) {
-		fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(errno));
 		err = -errno;
+		if (err != -EPIPE)
+			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
 	}
+	write_error__exit(err);
 	return err ? 1 : 0;
 }

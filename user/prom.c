@@ -549,7 +549,8 @@ static int select_top(struct prom_state *ps, __u64 now)
 				ps->rank[n++] = p;
 		}
 	}
-	qsort(ps->rank, n, sizeof(*ps->rank), cmp_score);
+	if (n > 1)
+		qsort(ps->rank, n, sizeof(*ps->rank), cmp_score);
 	ps->gen++;
 	for (i = 0; i < n && i < k; i++) {
 		struct proc *p = ps->rank[i];
@@ -879,7 +880,8 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 	for (i = 0; i < ps->cgroups.nr_buckets; i++)
 		for (n = ps->cgroups.b[i]; n; n = n->next)
 			cgs[nc++] = (struct cg *)n;
-	qsort(cgs, nc, sizeof(*cgs), cmp_cg_path);
+	if (nc > 1)
+		qsort(cgs, nc, sizeof(*cgs), cmp_cg_path);
 	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
 		const struct figure_family *ff = &figure_families[j];
 
@@ -901,7 +903,8 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 		for (n = ps->procs.b[i]; n; n = n->next)
 			if (((struct proc *)n)->exported && np < ps->nr_exported)
 				ps->rank[np++] = (struct proc *)n;
-	qsort(ps->rank, np, sizeof(*ps->rank), cmp_score);
+	if (np > 1)
+		qsort(ps->rank, np, sizeof(*ps->rank), cmp_score);
 	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
 		const struct figure_family *ff = &figure_families[j];
 

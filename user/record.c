@@ -19,7 +19,9 @@ static const char usage[] =
 	"Usage: pmbpf record [OPTIONS]\n"
 	"Print per-process counts, IPC and miss rates every interval.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
 	"  -d, --duration TIME   stop after this long\n"
 	"  -c, --count N         stop after N intervals\n"
@@ -36,19 +38,13 @@ static const char usage[] =
 	"Event names: pmbpf list.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "count", required_argument, NULL, 'c' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "by", required_argument, NULL, 'b' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "events", required_argument, NULL, 'e' },   { "metrics", required_argument, NULL, 'M' },
+	{ "interval", required_argument, NULL, 'i' }, { "duration", required_argument, NULL, 'd' },
+	{ "count", required_argument, NULL, 'c' },    { "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },   { "output", required_argument, NULL, 'o' },
+	{ "by", required_argument, NULL, 'b' },	      { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	      {},
 };
 
 struct record_opts {
@@ -66,7 +62,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -131,16 +127,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 /* Common checks of a session's targets, before anything is loaded. */
 static int targets__check(const struct session_opts *s)
 {
-	if (s->pid && kill(s->pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", s->pid);
-		return -ESRCH;
-	}
-	return 0;
-}
-
-static bool pid_alive(pid_t pid)
-{
-	return !(kill(pid, 0) && errno == ESRCH);
+	return s->pid ? process__check_running(s->pid) : 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -156,7 +143,7 @@ int cmd_record(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (!o.s.nr_events && options__events(DEFAULT_EVENTS, &o.s))
+	if (options__default_events(&o.s))
 		return 2;
 	out.format = o.format;
 	if (!o.by)
@@ -172,10 +159,12 @@ int cmd_record(int argc, char **argv)
 
 	err = session__open(&s, &o.s);
 	if (err)
-		return 1;
+		return err == -E2BIG ? 2 : 1; /* -E2BIG: a group larger than the PMU */
 	ev = session__events(s, &nr);
-	output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
-		      (int)sysconf(_SC_NPROCESSORS_ONLN));
+	err = output__start(&out, ev, nr, session__no_pmu(s), session__attach_kind(s),
+			    (int)sysconf(_SC_NPROCESSORS_ONLN));
+	if (err)
+		goto cleanup;
 
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -202,24 +191,28 @@ int cmd_record(int argc, char **argv)
 			break;
 		snapshot__sort_cpu(&snap);
 		snapshot__sort_cgroups(&snap);
-		output__snapshot(&out, &snap);
+		/* A write that failed (a reader gone, a full disk) ends the run. */
+		err = output__snapshot(&out, &snap);
+		if (err)
+			break;
 		n++;
 		if (last || (o.count && n >= o.count))
 			break;
 		if (o.duration_ns && now_ns(CLOCK_MONOTONIC) >= start + o.duration_ns)
 			break;
-		if (o.s.pid && !pid_alive(o.s.pid)) {
+		if (o.s.pid && process__state(o.s.pid) != PROCESS_RUNNING) {
 			/* One more read so that its exit record is shown. */
 			err = session__collect(s, &snap);
 			if (!err && snap.nr_rows) {
 				snapshot__sort_cpu(&snap);
 				snapshot__sort_cgroups(&snap);
-				output__snapshot(&out, &snap);
+				err = output__snapshot(&out, &snap);
 			}
 			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);
 			break;
 		}
 	}
+cleanup:
 	snapshot__free(&snap);
 	session__close(s);
 	return err ? 1 : 0;

@@ -43,7 +43,9 @@ static const char usage[] =
 	"                          (default 20; 0: cgroup series only)\n"
 	"      --grace TIME        keep series of dead processes and removed cgroups\n"
 	"                          this long (default 5m)\n"
-	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST      ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -G, --cgroup PATH       only this cgroup v2 directory and its subtree\n"
 	"  -m, --max-procs N       process entries in the kernel map (default 10240)\n"
 	"      --raw-tp            use raw tracepoints even where tp_btf works\n"
@@ -55,17 +57,12 @@ static const char usage[] =
 	"(options come from the command line: restart to change them).\n";
 
 static const struct option long_opts[] = {
-	{ "listen", required_argument, NULL, 'l' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "top-k", required_argument, NULL, 'k' },
-	{ "grace", required_argument, NULL, 'g' },
-	{ "events", required_argument, NULL, 'e' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{},
+	{ "listen", required_argument, NULL, 'l' }, { "interval", required_argument, NULL, 'i' },
+	{ "top-k", required_argument, NULL, 'k' },  { "grace", required_argument, NULL, 'g' },
+	{ "events", required_argument, NULL, 'e' }, { "metrics", required_argument, NULL, 'M' },
+	{ "cgroup", required_argument, NULL, 'G' }, { "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },	    { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },	    {},
 };
 
 struct serve_opts {
@@ -138,7 +135,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+l:i:k:e:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+l:i:k:e:M:G:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -246,6 +243,17 @@ static void self_figures(struct serve *sv)
 		http__requests(sv->http, p->http_requests);
 }
 
+/* HTTP connections and per-CPU counters each hold a descriptor. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 /* One collection, and a new exposition for the scrapes that follow. */
 static int collect(struct serve *sv)
 {
@@ -347,13 +355,13 @@ int cmd_serve(int argc, char **argv)
 	struct output out = { .format = OUTPUT_TABLE, .f = stderr };
 	struct prom_opts po = {};
 	const struct event_info *ev;
-	char status[256];
+	char status[512], where[128];
 	sigset_t set;
 	int err, fd, nr;
 
 	if (parse_args(argc, argv, &sv.o))
 		return 2;
-	if (!sv.o.s.nr_events && options__events(DEFAULT_EVENTS, &sv.o.s))
+	if (options__default_events(&sv.o.s))
 		return 2;
 	if (privileges__check())
 		return 1;
@@ -372,9 +380,13 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	raise_fd_limit();
 	fd = http__listen(sv.o.listen);
 	if (fd < 0)
 		return fd == -EINVAL ? 2 : 1;
+	/* What was bound, not what was asked: port 0 is the kernel's choice. */
+	if (http__local_addr(fd, where, sizeof(where)))
+		snprintf(where, sizeof(where), "%s", sv.o.listen);
 	sv.have_mount =
 		!cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount, sizeof(sv.cg_mount));
 	po.top_k = sv.o.top_k;
@@ -398,7 +410,7 @@ int cmd_serve(int argc, char **argv)
 	ev = session__events(sv.s, &nr);
 	output__start(&out, ev, nr, session__no_pmu(sv.s), session__attach_kind(sv.s),
 		      (int)sysconf(_SC_NPROCESSORS_ONLN));
-	sv.self.no_pmu = !session__hw_counting(sv.s);
+	sv.self.no_pmu = session__no_pmu(sv.s);
 
 	sv.http = http__start(fd);
 	if (!sv.http) {
@@ -413,9 +425,9 @@ int cmd_serve(int argc, char **argv)
 	snprintf(
 		status, sizeof(status),
 		"READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
-		sv.o.listen, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
+		where, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
 	notify(status);
-	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", sv.o.listen,
+	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", where,
 		sv.o.interval_ns / 1e9);
 
 	err = run(&sv, &set);

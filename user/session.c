@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -18,6 +19,7 @@
 #include "pmbpf.skel.h"
 #include "cgroup.h"
 #include "container.h"
+#include "pmu.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
@@ -51,6 +53,7 @@ struct session {
 	int nr_events;
 	int nr_slots;
 	int slot_event[PMBPF_MAX_EVENTS];
+	struct metric_sel metrics;
 	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
 	struct pmbpf_reading *sys_last; /* same layout */
 	struct ring_buffer *rb;
@@ -74,10 +77,191 @@ struct session {
 	struct snapshot *cur; /* the snapshot being filled */
 };
 
+/*
+ * The attr of event spec on cpu: the encoding of the PMU that counts on that
+ * CPU. Returns false when the event has no encoding for this CPU's core type.
+ */
+static bool event_attr(const struct event_spec *spec, int cpu, struct perf_event_attr *attr)
+{
+	const struct pmu *all, *core;
+	int nr, i;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr->exclude_user = spec->exclude_user;
+	attr->exclude_kernel = spec->exclude_kernel;
+	attr->exclude_hv = spec->exclude_hv;
+	if (!spec->nr_enc) {
+		attr->type = spec->type;
+		attr->config = spec->config;
+		attr->config1 = spec->config1;
+		attr->config2 = spec->config2;
+		/* hybrid: a generic hardware event through this CPU's own core PMU */
+		if ((spec->type == PERF_TYPE_HARDWARE || spec->type == PERF_TYPE_HW_CACHE) &&
+		    pmus__nr_core() > 1 && (core = pmu__core_of_cpu(cpu)))
+			attr->config |= (__u64)core->type << 32;
+		return true;
+	}
+	all = pmus__all(&nr);
+	for (i = 0; i < spec->nr_enc; i++) {
+		const struct event_enc *e = &spec->enc[i];
+
+		if (e->pmu < 0 || e->pmu >= nr || !pmu__has_cpu(&all[e->pmu], cpu))
+			continue;
+		attr->type = e->type;
+		attr->config = e->config;
+		attr->config1 = e->config1;
+		attr->config2 = e->config2;
+		return true;
+	}
+	return false;
+}
+
+/* Where an event has no counter on a CPU (another core type): a counter that always reads 0. */
+static int placeholder(int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+	};
+
+	return (int)perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void close_slot(struct session *s, int slot)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		int *fd = &s->fds[slot * s->nr_cpus + cpu];
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+}
+
+/* The fd on cpu of the first counting event of group g, or -1. */
+static int group_leader_fd(struct session *s, int g, int cpu)
+{
+	int i;
+
+	if (g < 0)
+		return -1;
+	for (i = 0; i < s->nr_events; i++) {
+		struct perf_event_attr attr;
+
+		/* not an event that has only a placeholder on this CPU */
+		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 && s->ev[i].cpus > 0 &&
+		    event_attr(&s->ev[i].spec, cpu, &attr))
+			return s->fds[s->ev[i].slot * s->nr_cpus + cpu];
+	}
+	return -1;
+}
+
+/*
+ * A member added to a group that is already counting is not scheduled until
+ * the group is next scheduled in, which for software groups is never: so
+ * each leader is opened disabled and enabled once its members are in.
+ */
+static int enable_leaders(struct session *s)
+{
+	int i, cpu;
+
+	for (i = 0; i < s->nr_events; i++) {
+		const struct event_info *ev = &s->ev[i];
+
+		if (ev->spec.group < 0 || ev->slot < 0)
+			continue;
+		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+			int fd = s->fds[ev->slot * s->nr_cpus + cpu];
+
+			if (fd < 0 || group_leader_fd(s, ev->spec.group, cpu) != fd)
+				continue;
+			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+				fprintf(stderr, "pmbpf: cannot enable group of %s: %s\n",
+					ev->spec.name, strerror(errno));
+				return -errno;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * Open event i on every online CPU in slot, as a member of its group where
+ * it has one. Returns 0 or a positive errno (nothing left open).
+ */
+static int open_event(struct session *s, int i, int slot, bool grouped)
+{
+	struct event_info *ev = &s->ev[i];
+	int cpu, err = 0;
+
+	ev->cpus = 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		struct perf_event_attr attr;
+		int leader = grouped ? group_leader_fd(s, ev->spec.group, cpu) : -1;
+		long fd;
+
+		if (!s->online[cpu])
+			continue;
+		if (!event_attr(&ev->spec, cpu, &attr)) {
+			fd = placeholder(cpu);
+		} else {
+			attr.disabled = grouped && ev->spec.group >= 0 && leader < 0;
+			fd = perf_event_open(&attr, -1, cpu, leader, PERF_FLAG_FD_CLOEXEC);
+			if (fd >= 0)
+				ev->cpus++;
+		}
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		s->fds[slot * s->nr_cpus + cpu] = (int)fd;
+	}
+	if (!err && !ev->cpus)
+		err = ENODEV; /* no CPU of its PMU is online */
+	if (err) {
+		close_slot(s, slot);
+		ev->cpus = 0;
+	}
+	return err;
+}
+
+static void group_names(struct session *s, int g, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	n += snprintf(buf, len, "{");
+	for (i = 0; i < s->nr_events && n < len; i++)
+		if (s->ev[i].spec.group == g)
+			n += snprintf(buf + n, len - n, "%s%s", n > 1 ? "," : "",
+				      s->ev[i].spec.name);
+	if (n < len)
+		snprintf(buf + n, len - n, "}");
+}
+
+/* An event before i in group g is counting: i would join it. */
+static bool group_has_member(const struct session *s, int g, int i)
+{
+	int k;
+
+	for (k = 0; g >= 0 && k < i; k++)
+		if (s->ev[k].spec.group == g && s->ev[k].slot >= 0)
+			return true;
+	return false;
+}
+
 static int open_events(struct session *s, const struct session_opts *o)
 {
 	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
-	int i, cpu;
+	bool default_split = false;
+	int i;
 
 	s->fds = malloc(sizeof(*s->fds) * n);
 	s->sys_last = calloc(n, sizeof(*s->sys_last));
@@ -86,41 +270,47 @@ static int open_events(struct session *s, const struct session_opts *o)
 	for (i = 0; i < (int)n; i++)
 		s->fds[i] = -1;
 
+	if (o->default_events && !pmu__available())
+		fprintf(stderr,
+			"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
+			") instead of " DEFAULT_EVENTS "\n");
+	s->nr_events = o->nr_events;
+	for (i = 0; i < o->nr_events; i++) {
+		s->ev[i].spec = o->events[i];
+		s->ev[i].slot = -1;
+	}
 	for (i = 0; i < o->nr_events; i++) {
 		struct event_info *ev = &s->ev[i];
-		int slot = s->nr_slots, err = 0;
+		int slot = s->nr_slots, err;
+		bool member = group_has_member(s, ev->spec.group, i);
 
-		ev->spec = o->events[i];
-		ev->slot = -1;
-		for (cpu = 0; cpu < s->nr_cpus && !err; cpu++) {
-			struct perf_event_attr attr = {
-				.size = sizeof(attr),
-				.type = ev->spec.type,
-				.config = ev->spec.config,
-				.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-					       PERF_FORMAT_TOTAL_TIME_RUNNING,
-			};
-			long fd;
+		/* the slot is taken first: group_leader_fd looks events up by slot */
+		ev->slot = slot;
+		err = open_event(s, i, slot, true);
+		if (member && (err == EINVAL || err == ENOSPC) && !open_event(s, i, slot, false)) {
+			/* it opens alone: the group does not fit the PMU */
+			char names[256];
 
-			if (!s->online[cpu])
-				continue;
-			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-			if (fd < 0) {
-				err = errno;
-				break;
+			close_slot(s, slot);
+			group_names(s, ev->spec.group, names, sizeof(names));
+			if (!o->default_events) {
+				fprintf(stderr,
+					"pmbpf: group %s does not fit the PMU's counters together: split it into smaller groups\n",
+					names);
+				return -E2BIG;
 			}
-			s->fds[slot * s->nr_cpus + cpu] = (int)fd;
+			if (!default_split)
+				fprintf(stderr,
+					"pmbpf: the default events do not fit one group on this PMU; counting %s outside the group\n",
+					ev->spec.name);
+			default_split = true;
+			ev->spec.group = -1;
+			err = open_event(s, i, slot, false);
 		}
 		ev->err = err;
 		ev->state = event_state__from_errno(err);
 		if (err) {
-			for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-				int *fd = &s->fds[slot * s->nr_cpus + cpu];
-
-				if (*fd >= 0)
-					close(*fd);
-				*fd = -1;
-			}
+			ev->slot = -1;
 			if (ev->state == EVENT_ERROR) {
 				fprintf(stderr, "pmbpf: cannot open event %s: %s\n", ev->spec.name,
 					strerror(err));
@@ -128,12 +318,22 @@ static int open_events(struct session *s, const struct session_opts *o)
 			}
 			continue;
 		}
-		ev->slot = slot;
 		s->slot_event[slot] = i;
 		s->nr_slots++;
 	}
-	s->nr_events = o->nr_events;
-	return 0;
+	return enable_leaders(s);
+}
+
+static bool group_has_hw(const struct session *s, int g)
+{
+	int i;
+
+	for (i = 0; g >= 0 && i < s->nr_events; i++)
+		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 &&
+		    s->ev[i].spec.type != PERF_TYPE_SOFTWARE &&
+		    s->ev[i].spec.type != PERF_TYPE_TRACEPOINT)
+			return true;
+	return false;
 }
 
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
@@ -152,7 +352,10 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	for (i = 0; i < s->nr_slots; i++) {
 		const struct event_spec *spec = &s->ev[s->slot_event[i]].spec;
 
-		skel->rodata->ev_timed[i] = spec->type != PERF_TYPE_SOFTWARE;
+		/* software and tracepoint counters never multiplex, unless a hardware leader does */
+		skel->rodata->ev_timed[i] =
+			(spec->type != PERF_TYPE_SOFTWARE && spec->type != PERF_TYPE_TRACEPOINT) ||
+			group_has_hw(s, spec->group);
 		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
@@ -344,6 +547,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = open_events(s, o);
 	if (err)
 		goto fail;
+	s->metrics = o->metrics;
+	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
 	if (!o->force_raw_tp && kernel__has_tp_btf()) {
 		err = load(s, o, true);
@@ -934,6 +1139,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->nr_cpus = s->nr_online;
 	snap->nr_events = s->nr_events;
 	snap->events = s->ev;
+	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
 	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;
@@ -951,16 +1157,7 @@ const struct event_info *session__events(const struct session *s, int *nr)
 
 bool session__no_pmu(const struct session *s)
 {
-	int i, hw = 0;
-
-	for (i = 0; i < s->nr_events; i++) {
-		if (!(s->ev[i].spec.kind & EVENT_HW))
-			continue;
-		if (s->ev[i].state != EVENT_NOT_SUPPORTED)
-			return false;
-		hw++;
-	}
-	return hw > 0;
+	return !pmu__available();
 }
 
 bool session__hw_counting(const struct session *s)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "events.h"
+#include "metrics.h"
 #include "snapshot.h"
 
 struct session_opts {
@@ -14,6 +15,8 @@ struct session_opts {
 	pid_t pid; /* 0: all processes */
 	const char *cgroup; /* cgroup2 directory whose subtree is monitored, or NULL */
 	__u32 max_procs; /* entries in the counts map */
+	bool default_events; /* no -e: a default group may be split where it does not fit */
+	struct metric_sel metrics; /* -M: their groups are at the end of events */
 	bool force_raw_tp;
 	bool verbose;
 };
@@ -28,7 +31,7 @@ int session__open(struct session **sp, const struct session_opts *opts);
  */
 int session__collect(struct session *s, struct snapshot *snap);
 const struct event_info *session__events(const struct session *s, int *nr);
-/* Hardware events requested, none of which could be counted. */
+/* The host has no hardware PMU: pmu__available(), the one meaning of "pmu" in every output. */
 bool session__no_pmu(const struct session *s);
 /* At least one hardware event is counting. */
 bool session__hw_counting(const struct session *s);

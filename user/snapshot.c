@@ -118,7 +118,9 @@ static int cmp_cpu(const void *a, const void *b)
 
 void snapshot__sort_cpu(struct snapshot *snap)
 {
-	qsort(snap->rows, snap->nr_rows, sizeof(*snap->rows), cmp_cpu);
+	/* qsort's array must not be NULL, even when empty (C11 7.22.5) */
+	if (snap->nr_rows > 1)
+		qsort(snap->rows, snap->nr_rows, sizeof(*snap->rows), cmp_cpu);
 }
 
 static int cmp_path(const void *a, const void *b)
@@ -137,5 +139,6 @@ static int cmp_path(const void *a, const void *b)
 
 void snapshot__sort_cgroups(struct snapshot *snap)
 {
-	qsort(snap->cgroups, snap->nr_cgroups, sizeof(*snap->cgroups), cmp_path);
+	if (snap->nr_cgroups > 1)
+		qsort(snap->cgroups, snap->nr_cgroups, sizeof(*snap->cgroups), cmp_path);
 }

@@ -12,11 +12,14 @@
 #include "pmbpf.h"
 #include "events.h"
 
+struct metric_sel;
+
 struct event_info {
 	struct event_spec spec;
 	enum event_state state;
 	int err; /* errno from perf_event_open when not counting */
 	int slot; /* index in the BPF program's counter set, -1 if not counting */
+	int cpus; /* CPUs it counts on (fewer than online: another core type lacks it) */
 };
 
 /* What was counted for a process or a cgroup over one interval. */
@@ -82,6 +85,7 @@ struct snapshot {
 	int nr_cpus; /* online CPUs counted */
 	int nr_events;
 	const struct event_info *events;
+	const struct metric_sel *metrics; /* -M, or NULL */
 	const char *attach; /* "tp_btf" or "raw_tp" */
 	struct proc_row *rows;
 	size_t nr_rows;

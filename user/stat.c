@@ -27,7 +27,9 @@ static const char usage[] =
 	"Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
 	"Run COMMAND and print the totals of it and all its children.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -o, --output FORMAT   table (default) or json (one record)\n"
 	"  -i, --interval TIME   how often to read the kernel's counts (default 0.5s)\n"
 	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
@@ -38,6 +40,7 @@ static const char usage[] =
 
 static const struct option long_opts[] = {
 	{ "events", required_argument, NULL, 'e' },
+	{ "metrics", required_argument, NULL, 'M' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "max-procs", required_argument, NULL, 'm' },
@@ -98,7 +101,7 @@ int cmd_stat(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:o:i:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:o:i:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &so, NULL, 0);
 		if (err < 0)
 			return 2;
@@ -129,7 +132,7 @@ int cmd_stat(int argc, char **argv)
 		fprintf(stderr, "pmbpf: no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
 		return 2;
 	}
-	if (!so.nr_events && options__events(DEFAULT_EVENTS, &so))
+	if (options__default_events(&so))
 		return 2;
 	if (privileges__check() || signals__setup())
 		return 1;
@@ -157,6 +160,8 @@ int cmd_stat(int argc, char **argv)
 	if (err) {
 		close(go[1]); /* the child exits without running anything */
 		waitpid(pid, NULL, 0);
+		if (err == -E2BIG) /* a group larger than the PMU: a usage error */
+			rc = 2;
 		goto out_rmdir;
 	}
 	t0 = now_ns(CLOCK_MONOTONIC);
@@ -192,6 +197,7 @@ int cmd_stat(int argc, char **argv)
 	}
 
 	total.events = session__events(s, &total.nr_events);
+	total.metrics = snap.metrics;
 	total.interval_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	output__command(&out, &total, &acc, argv + optind,
 			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),

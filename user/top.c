@@ -36,7 +36,9 @@ static const char usage[] =
 	"Interactive per-process and per-cgroup view: CPU%, IPC, event rates, miss\n"
 	"rates (MPKI), switches and run-queue latency, refreshed every interval.\n"
 	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ")\n"
+	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
+	"                        software events where there is no PMU)\n"
+	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
 	"  -d, -i, --delay TIME  interval: 1, 0.5, 500ms (default 1s)\n"
 	"  -p, --pid PID         only this process (filtered in the kernel)\n"
 	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
@@ -48,11 +50,17 @@ static const char usage[] =
 	"Keys: ? in the view. For pipes, files and scripts use `pmbpf record`.\n";
 
 static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },   { "delay", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' }, { "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },   { "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },	      {},
+	{ "events", required_argument, NULL, 'e' },
+	{ "metrics", required_argument, NULL, 'M' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "max-procs", required_argument, NULL, 'm' },
+	{ "raw-tp", no_argument, NULL, 'R' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
 };
 
 #define MIN_INTERVAL_NS 100000000ULL
@@ -184,7 +192,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 	int c, err;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:M:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
 		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -211,29 +219,6 @@ static int parse_args(int argc, char **argv, struct top *t)
 		return -EINVAL;
 	}
 	return 0;
-}
-
-/*
- * Whether the host has a hardware PMU at all, asked of the kernel even when
- * only software events were requested, so the header can say so.
- */
-static bool host_has_pmu(void)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_CPU_CYCLES,
-		.disabled = 1,
-	};
-	int cpu = sched_getcpu();
-	long fd;
-
-	fd = syscall(SYS_perf_event_open, &attr, -1, cpu < 0 ? 0 : cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close((int)fd);
-		return true;
-	}
-	return errno != ENOENT && errno != EOPNOTSUPP && errno != ENODEV;
 }
 
 static __u64 self_cpu_ns(void)
@@ -1132,14 +1117,12 @@ int cmd_top(int argc, char **argv)
 			isatty(STDOUT_FILENO) ? "input" : "output");
 		goto cleanup;
 	}
-	if (!t->so.nr_events && options__events(DEFAULT_EVENTS, &t->so)) {
+	if (options__default_events(&t->so)) {
 		err = 2;
 		goto cleanup;
 	}
-	if (t->so.pid && kill(t->so.pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "pmbpf: no process with PID %d\n", t->so.pid);
+	if (t->so.pid && process__check_running(t->so.pid))
 		goto cleanup;
-	}
 	if (privileges__check() || signals__setup() || crash_handlers__setup())
 		goto cleanup;
 	t->users = top_users__new("/proc");
@@ -1150,7 +1133,7 @@ int cmd_top(int argc, char **argv)
 	if (session__open(&t->s, &t->so))
 		goto cleanup;
 	t->events = session__events(t->s, &t->nr_events);
-	t->no_pmu = session__no_pmu(t->s) || !host_has_pmu();
+	t->no_pmu = session__no_pmu(t->s);
 	uname(&t->uts);
 	t->online_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 

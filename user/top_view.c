@@ -182,6 +182,8 @@ static const struct cgroup_row *cg_lookup(const struct top_view *v, size_t n, __
 	struct cgroup_row key = { .id = id };
 	const struct cgroup_row *kp = &key, **found;
 
+	if (!n)
+		return NULL;
 	found = bsearch(&kp, v->cg_index, n, sizeof(*v->cg_index), cmp_cg_id);
 	return found ? *found : NULL;
 }
@@ -245,7 +247,8 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 	}
 	for (i = 0; i < snap->nr_cgroups; i++)
 		v->cg_index[i] = &snap->cgroups[i];
-	qsort(v->cg_index, snap->nr_cgroups, sizeof(*v->cg_index), cmp_cg_id);
+	if (snap->nr_cgroups > 1)
+		qsort(v->cg_index, snap->nr_cgroups, sizeof(*v->cg_index), cmp_cg_id);
 
 	if (v->by_cgroup) {
 		for (i = 0; i < snap->nr_cgroups; i++) {
@@ -384,7 +387,8 @@ void top_view__sort(struct top_view *v)
 {
 	struct top_sort s = v->sort[v->by_cgroup];
 
-	qsort_r(v->items, v->nr_items, sizeof(*v->items), cmp_items, &s);
+	if (v->nr_items > 1)
+		qsort_r(v->items, v->nr_items, sizeof(*v->items), cmp_items, &s);
 }
 
 int top_view__layout(const struct top_view *v, int width, bool *shown)

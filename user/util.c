@@ -106,29 +106,43 @@ int cpus__online(bool *online, int n)
 
 int duration__parse(const char *s, __u64 *ns)
 {
-	char *end;
-	double v, mult = 1e9;
+	unsigned __int128 frac = 0, scale = 1, v;
+	unsigned long long whole = 0;
+	__u64 mult;
+	const char *p = s;
 
-	if (!s || !*s || isspace((unsigned char)*s))
+	/* decimal only: no sign, exponent, hex, infinity or spaces */
+	if (!s || !isdigit((unsigned char)*p))
 		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v))
-		return -EINVAL;
-	if (!strcmp(end, "") || !strcmp(end, "s"))
-		mult = 1e9;
-	else if (!strcmp(end, "ms"))
-		mult = 1e6;
-	else if (!strcmp(end, "us"))
-		mult = 1e3;
-	else if (!strcmp(end, "m"))
-		mult = 60e9;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > DURATION_MAX_NS / 1000)
+			return -EINVAL;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return -EINVAL;
+		/* digits beyond 1e-18 s cannot make a nanosecond */
+		for (; isdigit((unsigned char)*p); p++)
+			if (scale < 1000000000000000000ULL) {
+				frac = frac * 10 + (*p - '0');
+				scale *= 10;
+			}
+	}
+	if (!strcmp(p, "") || !strcmp(p, "s"))
+		mult = 1000000000ULL;
+	else if (!strcmp(p, "ms"))
+		mult = 1000000ULL;
+	else if (!strcmp(p, "us"))
+		mult = 1000ULL;
+	else if (!strcmp(p, "m"))
+		mult = 60000000000ULL;
 	else
 		return -EINVAL;
-	v *= mult;
-	if (v < 1 || v > 1e18)
+	v = (unsigned __int128)whole * mult + (frac * mult + scale / 2) / scale;
+	if (v < 1 || v > DURATION_MAX_NS)
 		return -EINVAL;
-	*ns = (__u64)llround(v);
+	*ns = (__u64)v;
 	return 0;
 }
 
@@ -146,4 +160,44 @@ int uint__parse(const char *s, unsigned long long min, unsigned long long max,
 		return -EINVAL;
 	*out = v;
 	return 0;
+}
+
+enum process_state process__state(pid_t pid)
+{
+	char path[64], line[256], state = 0;
+	long threads = 1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return PROCESS_GONE;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6))
+			sscanf(line + 6, " %c", &state);
+		else if (!strncmp(line, "Threads:", 8))
+			threads = strtol(line + 8, NULL, 10);
+	}
+	fclose(f);
+	if (!state)
+		return PROCESS_GONE;
+	if ((state == 'Z' || state == 'X') && threads <= 1)
+		return PROCESS_ZOMBIE;
+	return PROCESS_RUNNING;
+}
+
+int process__check_running(pid_t pid)
+{
+	switch (process__state(pid)) {
+	case PROCESS_RUNNING:
+		return 0;
+	case PROCESS_ZOMBIE:
+		fprintf(stderr,
+			"pmbpf: process %d is not running: it exited (a zombie its parent has not reaped)\n",
+			(int)pid);
+		return -ESRCH;
+	default:
+		fprintf(stderr, "pmbpf: no process with PID %d\n", (int)pid);
+		return -ESRCH;
+	}
 }

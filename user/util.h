@@ -19,13 +19,31 @@ void libbpf__set_verbose(bool verbose);
 int cpus__online(bool *online, int n);
 /* Parse a CPU list such as "0-3,5"; CPUs >= n are ignored. */
 int cpulist__parse(const char *s, bool *set, int n);
+/* The longest duration taken anywhere: 366 days. */
+#define DURATION_MAX_NS (366ULL * 86400 * 1000000000ULL)
 /*
- * Parse a duration: "2" or "2s" (seconds), "500ms", "1.5", "1m". Returns 0
- * and nanoseconds in *ns, or -EINVAL. Zero and negative values are refused.
+ * Parse a duration, in decimal: "2" or "2s" (seconds), "500ms", "1.5",
+ * "10us", "1m". Returns 0 and nanoseconds in *ns, or -EINVAL. Below one
+ * nanosecond, above DURATION_MAX_NS, and anything not decimal ("0x10",
+ * "1e9", "+1", "inf") are refused.
  */
 int duration__parse(const char *s, __u64 *ns);
 /* Parse a decimal unsigned integer in [min, max]. */
 int uint__parse(const char *s, unsigned long long min, unsigned long long max,
 		unsigned long long *out);
+
+enum process_state {
+	PROCESS_RUNNING,
+	PROCESS_GONE,
+	PROCESS_ZOMBIE, /* exited, not yet reaped by its parent */
+};
+
+/*
+ * The state of a process (thread group) from /proc: a zombie leader whose
+ * other threads still run counts as running.
+ */
+enum process_state process__state(pid_t pid);
+/* process__state() is PROCESS_RUNNING, or print why not in one line. */
+int process__check_running(pid_t pid);
 
 #endif

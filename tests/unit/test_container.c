@@ -37,8 +37,22 @@ int main(void)
 	expect("/kubepods/burstable/pod" UID "/" ID64, "kubernetes", "0123456789ab", UID,
 	       "burstable");
 	expect("/kubepods/pod" UID "/" ID64, "kubernetes", "0123456789ab", UID, "guaranteed");
-	/* podman */
+	/* CRI-O, cgroupfs manager: crio-ID without .scope */
+	expect("/kubepods/burstable/pod" UID "/crio-" ID64, "cri-o", "0123456789ab", UID,
+	       "burstable");
+	expect("/kubepods/besteffort/pod" UID "/crio-" ID64, "cri-o", "0123456789ab", UID,
+	       "besteffort");
+	/* CRI-O's conmon is not the container */
+	expect("/kubepods/burstable/pod" UID "/crio-conmon-" ID64, "kubernetes", "", UID,
+	       "burstable");
+	/* podman: systemd manager (crun's "container" leaf below), cgroupfs manager */
 	expect("/machine.slice/libpod-" ID64 ".scope", "podman", "0123456789ab", "", "");
+	expect("/machine.slice/libpod-" ID64 ".scope/container", "podman", "0123456789ab", "",
+	       "");
+	expect("/libpod_parent/libpod-" ID64, "podman", "0123456789ab", "", "");
+	expect("/libpod_parent/libpod-conmon-" ID64, "", "", "", "");
+	/* docker, cgroupfs driver, nested inside another cgroup */
+	expect("/system.slice/docker-in-docker/docker/" ID64, "docker", "0123456789ab", "", "");
 	/* systemd services and login sessions */
 	expect("/system.slice/nginx.service", "systemd", "nginx", "", "");
 	expect("/user.slice/user-1000.slice/session-42.scope", "session", "42", "", "");

@@ -276,6 +276,145 @@ static void test_system(void)
 	CHECK_NEAR(m.min_coverage, 0.5, TOL);
 }
 
+static const struct metric_def *def_of(const char *metric, const char *family)
+{
+	const struct metric_def *d;
+	int i, nr;
+
+	d = metrics__defs(&nr);
+	for (i = 0; i < nr; i++)
+		if (!strcmp(d[i].metric, metric) && !strcmp(d[i].family, family))
+			return &d[i];
+	CHECK(!"metric definition missing");
+	return NULL;
+}
+
+/* Each formula against values computed by hand from made-up counts. */
+static void test_formulas(void)
+{
+	const struct metric_def *d;
+	double out[METRIC_MAX_VALUES];
+
+	d = def_of("ipc", "any");
+	if (d) {
+		double c[] = { 4000, 1000 }; /* cycles, instructions */
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 0.25, TOL);
+	}
+	d = def_of("mpki", "any");
+	if (d) {
+		double c[] = { 2000000, 3000 }; /* instructions, LLC-load-misses */
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 1.5, TOL);
+	}
+	d = def_of("topdown", "neoverse-n1-v1");
+	if (d) {
+		/* cycles 1000, fe 200, be 300 (mem 120), mispredicted 5 of 100 branches */
+		double c[] = { 1000, 200, 300, 120, 5, 100 };
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 0.5, TOL); /* 1 - 0.2 - 0.3 */
+		CHECK_NEAR(out[1], 0.05, TOL);
+		CHECK_NEAR(out[2], 0.2, TOL);
+		CHECK_NEAR(out[3], 0.3, TOL);
+		CHECK_NEAR(out[4], 0.12, TOL);
+	}
+	d = def_of("topdown", "neoverse-n2-v2");
+	if (d) {
+		/*
+		 * 5 slots x 1000 cycles = 5000; stall_slot 2000 (fe 1200, be 800);
+		 * op_retired/op_spec = 2400/3000 = 0.8; used share 1 - 2000/5000 = 0.6
+		 */
+		double c[] = { 1000, 2000, 1200, 800, 2400, 3000 };
+
+		d->compute(c, 5, out);
+		CHECK_NEAR(out[0], 0.48, TOL); /* 0.8 x 0.6 */
+		CHECK_NEAR(out[1], 0.12, TOL); /* 0.2 x 0.6 */
+		CHECK_NEAR(out[2], 0.24, TOL);
+		CHECK_NEAR(out[3], 0.16, TOL);
+		CHECK_NAN(out[4]);
+		CHECK_NEAR(out[0] + out[1] + out[2] + out[3], 1.0, TOL);
+	}
+	d = def_of("topdown", "intel-topdown-v1");
+	if (d) {
+		/* total 4000 slots, issued 2600, retired 2000, fetch bubbles 800, recovery 200 */
+		double c[] = { 4000, 2600, 2000, 800, 200 };
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 0.5, TOL);
+		CHECK_NEAR(out[1], 0.2, TOL); /* (2600 - 2000 + 200) / 4000 */
+		CHECK_NEAR(out[2], 0.2, TOL);
+		CHECK_NEAR(out[3], 0.1, TOL);
+		CHECK_NAN(out[4]);
+	}
+	d = def_of("topdown", "intel-topdown-v2");
+	if (d) {
+		double c[] = { 10000, 4000, 1000, 3000, 2000 };
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 0.4, TOL);
+		CHECK_NEAR(out[1], 0.1, TOL);
+		CHECK_NEAR(out[2], 0.3, TOL);
+		CHECK_NEAR(out[3], 0.2, TOL);
+	}
+	d = def_of("topdown", "amd-zen4");
+	if (d) {
+		/* 1000 cycles x 6 = 6000 slots; fe 600, be 1800, dispatched 3300, retired 3000 */
+		double c[] = { 1000, 600, 1800, 3300, 3000 };
+
+		d->compute(c, 0, out);
+		CHECK_NEAR(out[0], 0.5, TOL);
+		CHECK_NEAR(out[1], 0.05, TOL);
+		CHECK_NEAR(out[2], 0.1, TOL);
+		CHECK_NEAR(out[3], 0.3, TOL);
+	}
+}
+
+/* IPC from one group where there is one; a group that never ran is not counted. */
+static void test_groups(void)
+{
+	struct event_info ev[4];
+	struct snapshot s = {};
+	struct figures f = {};
+	struct row_metrics m;
+
+	set_event(&ev[0], "cycles", EVENT_COUNTING);
+	set_event(&ev[1], "instructions", EVENT_COUNTING);
+	set_event(&ev[2], "cycles", EVENT_COUNTING);
+	set_event(&ev[3], "instructions", EVENT_COUNTING);
+	ev[2].spec.group = ev[3].spec.group = 0;
+	s.events = ev;
+	s.nr_events = 4;
+	s.interval_ns = 1000000000ULL;
+	/* ungrouped: multiplexed over different slices, scaled IPC 0.9 */
+	f.ev[0] = rd(1000, 100, 50);
+	f.ev[1] = rd(900, 100, 100);
+	/* the group: the same running time, exact IPC 1.0 */
+	f.ev[2] = rd(500, 100, 25);
+	f.ev[3] = rd(500, 100, 25);
+	metrics__figures(&s, &f, &m);
+	CHECK(m.ipc_grouped);
+	CHECK_NEAR(m.ipc, 1.0, TOL);
+	/* without the group: the ungrouped pair, marked so */
+	ev[2].spec.group = ev[3].spec.group = -1;
+	ev[2].state = ev[3].state = EVENT_NOT_SUPPORTED;
+	metrics__figures(&s, &f, &m);
+	CHECK(!m.ipc_grouped);
+	CHECK_NEAR(m.ipc, 0.45, TOL);
+	/* a group not scheduled in the interval: not counted, never 0 */
+	ev[2].spec.group = ev[3].spec.group = 0;
+	ev[2].state = ev[3].state = EVENT_COUNTING;
+	f.ev[2] = rd(0, 100, 0);
+	f.ev[3] = rd(0, 100, 0);
+	metrics__figures(&s, &f, &m);
+	CHECK_NAN(m.count[2]);
+	CHECK_NAN(m.count[3]);
+	CHECK(m.ipc_grouped);
+	CHECK_NAN(m.ipc);
+}
+
 int main(void)
 {
 	test_scaled();
@@ -285,5 +424,7 @@ int main(void)
 	test_row();
 	test_row_not_counting();
 	test_system();
+	test_formulas();
+	test_groups();
 	return check_summary();
 }

@@ -7,8 +7,8 @@
 #include "output.h"
 
 /* 2023-11-14T22:13:20.123456789Z */
-#define TIME_NS 1700000000123456789ULL
-#define MAX_LINES 16
+#define TIME_NS	   1700000000123456789ULL
+#define MAX_LINES  16
 #define MAX_FIELDS 64
 
 static struct event_info events[4];
@@ -62,7 +62,7 @@ static void build_snapshot(void)
 	row->pid = 100;
 	snprintf(row->comm, sizeof(row->comm), "worker");
 	row->cgroup_id = 7;
-	row->cgroup = "/system.slice/x.service";
+	row->cgroup = "/system.slice/averyveryverylong.slice/x.service";
 	row->f.oncpu_ns = 250000000ULL;
 	row->f.nvcsw = 5;
 	row->f.nivcsw = 6;
@@ -74,6 +74,8 @@ static void build_snapshot(void)
 	row = snapshot__add_row(&snap);
 	row->pid = 101;
 	snprintf(row->comm, sizeof(row->comm), "a\"b\\c,d\x01");
+	/* cgroup names are any bytes but '/': a newline, bad UTF-8, an escape */
+	row->cgroup = "/a\nb\xff/\x1b[2J\xc3\xa9";
 	row->f.oncpu_ns = 1000;
 	row->f.ev[0] = rd(10, 10, 10);
 	row->f.ev[1] = rd(10, 10, 10);
@@ -191,7 +193,8 @@ static void test_json(void)
 		CHECK_SUBSTR(lines[i], "\"mpki\":{\"LLC-load-misses\":null,\"dTLB-load-misses\":");
 	}
 	CHECK_SUBSTR(lines[0], "\"pid\":100,\"comm\":\"worker\",\"cgroup_id\":7,"
-			       "\"cgroup\":\"/system.slice/x.service\",\"exited\":false,"
+			       "\"cgroup\":\"/system.slice/averyveryverylong.slice/x.service\","
+			       "\"exited\":false,"
 			       "\"overflow\":false,\"cpu_pct\":25.00,\"oncpu_ns\":250000000,"
 			       "\"voluntary_switches\":5,\"involuntary_switches\":6");
 	CHECK_SUBSTR(lines[0], "\"cycles\":{\"count\":2000000,\"raw\":2000000,\"enabled_ns\":1000,"
@@ -203,7 +206,8 @@ static void test_json(void)
 	CHECK(!strstr(lines[0], "folded_processes"));
 
 	CHECK_SUBSTR(lines[1], "\"comm\":\"a\\\"b\\\\c,d\\u0001\"");
-	CHECK_SUBSTR(lines[1], "\"cgroup\":null");
+	CHECK_SUBSTR(lines[1], "\"cgroup\":\"/a\\nb\\ufffd/\\u001b[2J\xc3\xa9\"");
+	CHECK_SUBSTR(lines[2], "\"cgroup\":null");
 	CHECK_SUBSTR(lines[1], "\"ipc\":1.0000");
 
 	/* cycles never running: its count and the IPC are null, never 0 or inf */
@@ -239,7 +243,7 @@ static void test_json_empty(void)
 	snap.attach = NULL;
 	buf = render(OUTPUT_JSON, 1);
 	CHECK(json_valid(buf));
-	CHECK_SUBSTR(buf, "\"events\":{},\"ipc\":null,\"mpki\":{}");
+	CHECK_SUBSTR(buf, "\"events\":{},\"ipc\":null,\"ipc_same_group\":false,\"mpki\":{}");
 	CHECK(strchr(buf, '\n') == buf + strlen(buf) - 1);
 	free(buf);
 	snap = saved;
@@ -261,11 +265,12 @@ static void test_json_start(void)
 	CHECK_EQ_INT(n, 5);
 	for (i = 0; i < n; i++)
 		CHECK(json_valid(lines[i]));
-	CHECK_SUBSTR(lines[0], "\"type\":\"session\",\"attach\":\"raw_tp\",\"cpus\":8,\"pmu\":true");
+	CHECK_SUBSTR(lines[0],
+		     "\"type\":\"session\",\"attach\":\"raw_tp\",\"cpus\":8,\"pmu\":true");
 	CHECK_SUBSTR(lines[1], "\"name\":\"cycles\",\"class\":\"hardware\",\"state\":\"counting\","
-			       "\"error\":null");
+			       "\"group\":null,\"cpus\":0,\"error\":null");
 	CHECK_SUBSTR(lines[3], "\"name\":\"LLC-load-misses\",\"class\":\"hw-cache\","
-			       "\"state\":\"not-supported\",\"error\":\"");
+			       "\"state\":\"not-supported\",\"group\":null,\"cpus\":0,\"error\":\"");
 	free(buf);
 }
 
@@ -340,12 +345,13 @@ static void test_csv(void)
 		goto out;
 	nf = csv_split(lines[0], header, MAX_FIELDS);
 	CHECK_EQ_INT(nf, 17 + 2 * 4 + 1 + 2);
-	CHECK_STR(lines[0], "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
-			    "voluntary_switches,involuntary_switches,offcpu_ns,runq_count,"
-			    "runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns,cycles,cycles_coverage,"
-			    "instructions,instructions_coverage,LLC-load-misses,"
-			    "LLC-load-misses_coverage,dTLB-load-misses,dTLB-load-misses_coverage,"
-			    "ipc,LLC-load-misses_mpki,dTLB-load-misses_mpki");
+	CHECK_STR(lines[0],
+		  "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
+		  "voluntary_switches,involuntary_switches,offcpu_ns,runq_count,"
+		  "runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns,cycles,cycles_coverage,"
+		  "instructions,instructions_coverage,LLC-load-misses,"
+		  "LLC-load-misses_coverage,dTLB-load-misses,dTLB-load-misses_coverage,"
+		  "ipc,LLC-load-misses_mpki,dTLB-load-misses_mpki");
 	for (i = 1; i < n; i++)
 		if (!CHECK_EQ_INT(csv_split(lines[i], f, MAX_FIELDS), nf))
 			fprintf(stderr, "  line %d: %s\n", i, lines[i]);
@@ -367,7 +373,8 @@ static void test_csv(void)
 	CHECK_STR(f[0], "2023-11-14T22:13:20.123Z");
 	CHECK_STR(f[pid], "100");
 	CHECK_STR(f[comm], "worker");
-	CHECK_STR(f[column(header, nf, "cgroup")], "/system.slice/x.service");
+	CHECK_STR(f[column(header, nf, "cgroup")],
+		  "/system.slice/averyveryverylong.slice/x.service");
 	CHECK_STR(f[cpu], "25.00");
 	CHECK_STR(f[ipc], "1.5000");
 	CHECK_STR(f[dtlb], "600");
@@ -378,9 +385,14 @@ static void test_csv(void)
 	CHECK_STR(f[llc_cov], "");
 	CHECK_STR(f[llc_mpki], "");
 
+	/* quotes doubled; control bytes and bad UTF-8 replaced by U+FFFD */
 	csv_split(lines[2], f, MAX_FIELDS);
-	CHECK_STR(f[comm], "a\"b\\c,d\x01");
-	CHECK_SUBSTR(lines[2], ",\"a\"\"b\\c,d\x01\",");
+	CHECK_STR(f[comm], "a\"b\\c,d\xef\xbf\xbd");
+	CHECK_SUBSTR(lines[2], ",\"a\"\"b\\c,d\xef\xbf\xbd\",");
+	CHECK_STR(f[column(header, nf, "cgroup")], "/a\xef\xbf\xbd"
+						   "b\xef\xbf\xbd/\xef\xbf\xbd[2J\xc3\xa9");
+
+	csv_split(lines[4], f, MAX_FIELDS);
 	CHECK_STR(f[column(header, nf, "cgroup")], "");
 
 	csv_split(lines[3], f, MAX_FIELDS);
@@ -417,13 +429,43 @@ static void test_table(void)
 	CHECK_SUBSTR(lines[2], "LLC-MPKI");
 	CHECK_SUBSTR(lines[2], "dTLB-MPKI");
 	CHECK_SUBSTR(lines[3], "    100 worker ");
+	/* a path cut to its column is marked, from a '/' */
+	CHECK_SUBSTR(lines[3], " .../x.service ");
+	CHECK_SUBSTR(lines[4], "a\"b\\c,d\xef\xbf\xbd ");
+	CHECK_SUBSTR(lines[4], " /a\xef\xbf\xbd"
+			       "b\xef\xbf\xbd/\xef\xbf\xbd[2J\xc3\xa9 ");
+	CHECK(!strchr(buf, '\x1b') && !strchr(buf, '\x01') && !strstr(buf, "\xff"));
 	CHECK_SUBSTR(lines[3], "  25.0 ");
-	CHECK_SUBSTR(lines[3], "   1.50 ");
+	/* cycles and instructions multiplexed separately (50% coverage): marked */
+	CHECK_SUBSTR(lines[3], "  1.50* ");
 	CHECK_SUBSTR(lines[5], "gone*");
 	CHECK_SUBSTR(lines[6], "      - [overflow]");
 	CHECK_SUBSTR(lines[7], "credits folded");
 	CHECK(!strstr(buf, "nan") && !strstr(buf, "inf"));
 out:
+	free(buf);
+}
+
+/* An interval with no rows: sorting and rendering it is defined behaviour. */
+static void test_empty_snapshot(void)
+{
+	struct snapshot empty = { .time_ns = TIME_NS,
+				  .interval_ns = 1000000000ULL,
+				  .nr_events = 4,
+				  .events = events,
+				  .attach = "tp_btf" };
+	struct output o = { .format = OUTPUT_TABLE, .procs = true, .cgroups = true };
+	char *buf = NULL;
+	size_t len = 0;
+
+	snapshot__sort_cpu(&empty);
+	snapshot__sort_cgroups(&empty);
+	o.f = open_memstream(&buf, &len);
+	if (!CHECK(o.f != NULL))
+		return;
+	CHECK_EQ_INT(output__snapshot(&o, &empty), 0);
+	fclose(o.f);
+	CHECK_SUBSTR(buf, "0 processes  0 cgroups");
 	free(buf);
 }
 
@@ -437,6 +479,7 @@ int main(void)
 	test_json_start();
 	test_csv();
 	test_table();
+	test_empty_snapshot();
 	snapshot__free(&snap);
 	return check_summary();
 }

@@ -51,8 +51,11 @@ static void test_duration(void)
 	DUR("10ms", 10000000ULL);
 	DUR("0.1", 100000000ULL);
 	DUR("3600", 3600 * NS_PER_S);
-	/* the largest accepted value: 1e18 ns */
-	DUR("1000000000", 1000000000ULL * NS_PER_S);
+	/* the largest accepted value: 366 days */
+	DUR("31622400", 31622400ULL * NS_PER_S);
+	DUR("527040m", 31622400ULL * NS_PER_S);
+	DUR("0.000000001", 1ULL);
+	DUR("1.0000000000000000000001", NS_PER_S);
 
 	/*
 	 * Decimal fractions must not lose a nanosecond to binary rounding:
@@ -94,8 +97,20 @@ static void test_duration(void)
 	/* below one nanosecond */
 	DUR_BAD("0.0001us");
 	DUR_BAD("0.0000000001");
-	/* above 1e18 ns, and beyond double range */
+	/* above 366 days, and beyond double range */
+	DUR_BAD("31622401");
+	DUR_BAD("527041m");
 	DUR_BAD("1000000001");
+	DUR_BAD("99999999999999999999999");
+	/* decimal only: no hex, exponent, sign or bare point */
+	DUR_BAD("0x10");
+	DUR_BAD("1e9");
+	DUR_BAD("1e3");
+	DUR_BAD("1E3ms");
+	DUR_BAD("+1");
+	DUR_BAD(".5");
+	DUR_BAD("1.");
+	DUR_BAD("1.s");
 	DUR_BAD("1e300");
 	DUR_BAD("1e400");
 	CHECK_EQ_INT(duration__parse(NULL, &(__u64){ 0 }), -EINVAL);

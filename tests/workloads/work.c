@@ -12,9 +12,12 @@
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
  *   work migrate A B MS        burn MS ms of CPU in cgroup directory A, then MS in B
+ *   work writes N             N write() calls of one byte to /dev/null (then its
+ *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +115,21 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 100000; i++)
 				x++;
 		report("spin");
+	} else if (!strcmp(argv[1], "writes")) {
+		long n = atol(argv[2]), i;
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd < 0) {
+			perror("/dev/null");
+			return 1;
+		}
+		for (i = 0; i < n; i++)
+			if (write(fd, "x", 1) != 1) {
+				perror("write");
+				return 1;
+			}
+		close(fd);
+		report("writes");
 	} else if (!strcmp(argv[1], "spawn") && argc > 3) {
 		long n = atol(argv[2]), pages = atol(argv[3]), i;
 

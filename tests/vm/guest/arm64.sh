@@ -185,6 +185,100 @@ check_pmbpf_noicount_ipc() {
 	fi
 }
 
+# --- sysfs event names, groups and -M (issue 13) ---------------------------
+
+# The PMU's own names: cpu_cycles and inst_retired from
+# /sys/bus/event_source/devices/armv8_pmuv3_0/events, counted like
+# cycles and instructions (the 10^8-instruction loop within 1%).
+check_pmbpf_sysfs_names() {
+	workload_start pmbpf-sysfs.wl loop $LOOP_ITERS || { fail pmbpf-sysfs-names "loop did not start"; return; }
+	if ! pmbpf_start pmbpf-sysfs.out -p "$WL_PID" -e cpu_cycles,inst_retired; then
+		fail pmbpf-sysfs-names "pmbpf record printed no event line"
+		show pmbpf-sysfs.out pmbpf-sysfs.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	n=$(proc_sum pmbpf-sysfs.out "$WL_PID" inst_retired)
+	c=$(proc_sum pmbpf-sysfs.out "$WL_PID" cpu_cycles)
+	if [ $rc -eq 0 ] && [ -n "$n" ] && within_pct "$n" $LOOP_INSNS 1 && [ "${c:-0}" -gt 0 ]; then
+		pass pmbpf-sysfs-names "inst_retired=$n expected=$LOOP_INSNS cpu_cycles=$c"
+	else
+		fail pmbpf-sysfs-names "exit=$rc inst_retired=${n:-none} expected=$LOOP_INSNS (1%) cpu_cycles=${c:-none}"
+		show pmbpf-sysfs.out pmbpf-sysfs.out.err
+	fi
+}
+
+# More events than counters: the group {cpu_cycles,inst_retired} runs over
+# the same slices, so its IPC is exactly 1/2^N in every interval while its
+# coverage is below 100%; the ungrouped cycles/instructions pair of the same
+# run is scaled from different slices.
+check_pmbpf_group_ipc() {
+	workload_start pmbpf-group.wl busy $BUSY_MS || { fail pmbpf-group-ipc "busy did not start"; return; }
+	if ! pmbpf_start pmbpf-group.out -p "$WL_PID" \
+		-e '{cpu_cycles,inst_retired},cycles,instructions,r1,r2,r3,r4'; then
+		fail pmbpf-group-ipc "pmbpf record printed no event line"
+		show pmbpf-group.out pmbpf-group.out.err
+		kill "$WL_PID"
+		return
+	fi
+	workload_go
+	pmbpf_stop
+	rc=$?
+	ipcs=$(proc_ipc pmbpf-group.out "$WL_PID" | grep -v null | words)
+	covs=$(proc_field pmbpf-group.out "$WL_PID" inst_retired coverage | words)
+	grouped=$(proc_lines pmbpf-group.out "$WL_PID" | grep -c '"ipc_same_group":true')
+	bad=
+	for v in $ipcs; do
+		[ "$v" = "$(calc "$EXPECTED_IPC")" ] || bad="$bad $v"
+	done
+	partial=
+	for c in $covs; do
+		awk "BEGIN { exit !($c < 1) }" && partial=1
+	done
+	proc_field pmbpf-group.out "$WL_PID" instructions count >pmbpf-group.ins
+	proc_field pmbpf-group.out "$WL_PID" cycles count >pmbpf-group.cyc
+	ungrouped=$(paste -d' ' pmbpf-group.ins pmbpf-group.cyc |
+		awk '$2 > 0 { printf "%.4f ", $1 / $2 }')
+	info pmbpf-group-ipc "ungrouped ipc per interval (multiplexed, scaled): ${ungrouped:-none}"
+	if [ $rc -eq 0 ] && [ -n "$ipcs" ] && [ -z "$bad" ] && [ -n "$partial" ] && [ "$grouped" -gt 0 ]; then
+		pass pmbpf-group-ipc "grouped ipc $ipcs (expected $(calc "$EXPECTED_IPC")) coverage $covs"
+	else
+		fail pmbpf-group-ipc "exit=$rc grouped ipc: ${ipcs:-none} bad:${bad:-} want $(calc "$EXPECTED_IPC") every interval; coverage: ${covs:-none} (want some < 1); same-group lines: $grouped"
+		show pmbpf-group.out pmbpf-group.out.err
+	fi
+}
+
+# -M topdown on a CPU the table does not know: "not supported" once, exit 0,
+# the other figures still there.
+check_pmbpf_topdown_unsupported() {
+	pmbpf_run record -o json -i 250ms -c 2 -e cycles -M topdown >pmbpf-td.out 2>pmbpf-td.err
+	rc=$?
+	says=$(grep -c 'metric topdown: not supported' pmbpf-td.err)
+	cyc=$(event_state pmbpf-td.out cycles)
+	if [ $rc -eq 0 ] && [ "$says" = 1 ] && [ "$cyc" = counting ]; then
+		pass pmbpf-topdown-unsupported "$(grep 'metric topdown' pmbpf-td.err)"
+	else
+		fail pmbpf-topdown-unsupported "exit=$rc 'not supported' lines=$says cycles=$cyc"
+		show pmbpf-td.out pmbpf-td.err
+	fi
+}
+
+# A group of 8 on 7 counters can never be scheduled: refused in one line, exit 2.
+check_pmbpf_group_too_big() {
+	pmbpf_run record -o json -c 1 -e '{cycles,r1,r2,r3,r4,r5,r6,r7}' >pmbpf-big.out 2>pmbpf-big.err
+	rc=$?
+	lines=$(wc -l <pmbpf-big.err)
+	if [ $rc -eq 2 ] && [ "$lines" -eq 1 ] && grep -q 'does not fit' pmbpf-big.err; then
+		pass pmbpf-group-too-big "$(cat pmbpf-big.err)"
+	else
+		fail pmbpf-group-too-big "exit=$rc (want 2), $lines stderr lines (want 1 saying 'does not fit')"
+		show pmbpf-big.out pmbpf-big.err
+	fi
+}
+
 check_pmu_cycles
 expect_enoent pmu-llc-dtlb-enoent LLC-load-misses dTLB-load-misses
 if [ -n "$ICOUNT" ]; then
@@ -199,10 +293,14 @@ if ! have_pmbpf; then
 	skip pmbpf "no pmbpf binary in this guest (run.sh --pmbpf-arm64)"
 else
 	check_pmbpf_events
+	check_pmbpf_topdown_unsupported
+	check_pmbpf_group_too_big
 	if [ -n "$ICOUNT" ]; then
 		check_pmbpf_loop
 		check_pmbpf_ipc
 		check_pmbpf_multiplex
+		check_pmbpf_sysfs_names
+		check_pmbpf_group_ipc
 	else
 		check_pmbpf_noicount_ipc
 	fi
