@@ -111,6 +111,8 @@ def test_completion_arguments():
     events = complete("record", "-e", "task-")
     assert "task-clock" in events
     assert "cycles,task-clock" in complete("top", "--events", "cycles,task-c")
+    assert "sched:" in complete("record", "-e", "sch")
+    assert "sched:sched_switch" in complete("record", "-e", "sched:sched_sw")
     assert str(os.getpid()) in complete("record", "-p", str(os.getpid()))
     assert set(complete("record", "-o", "")) == {"table", "json", "csv"}
     assert set(complete("record", "-b", "")) == {"process", "cgroup", "all"}
