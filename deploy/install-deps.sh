@@ -14,7 +14,7 @@ linux-perf python3 python3-pytest util-linux procps tmux
 libxml2-utils binutils
 prometheus
 systemd man-db groff-base bash
-debhelper dpkg-dev lintian debootstrap"
+build-essential debhelper dpkg-dev lintian debootstrap"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (sudo ./deploy/install-deps.sh)" >&2
