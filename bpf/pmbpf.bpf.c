@@ -39,7 +39,11 @@ const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
-/* Counter fds, index event * nr_cpus + cpu; filled by userspace. */
+/*
+ * Counter fds, index (bank * nr_events + event) * nr_cpus + cpu; filled by
+ * userspace. A CPU's counters die when it goes offline: userspace reopens
+ * them in the CPU's other bank and runs rebase there.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -64,6 +68,8 @@ struct cpu_state {
 	__u32 span_pid; /* the thread whose switch-in started the span */
 	__u32 valid;
 	__u32 span_want; /* that thread was monitored when its span started */
+	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
+	__u32 pad;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -190,22 +196,52 @@ static __always_inline __u32 log2_slot(__u64 v)
 }
 
 /*
- * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
- * the filter cgroup (struct cgroup's ancestors[] since 6.0).
+ * struct cgroup before 6.0 kept its ancestors' ids (ancestor_ids[], which
+ * are kernfs ids, the ids pmbpf uses); commit 7f203bc89eb6 ("cgroup:
+ * Replace cgroup->ancestor_ids[] with ->ancestors[]") keeps pointers.
+ * As perf's bperf_cgroup.bpf.c: one flavour per layout, chosen by CO-RE.
  */
+struct cgroup___new {
+	int level;
+	struct cgroup *ancestors[];
+} __attribute__((preserve_access_index));
+
+struct cgroup___old {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The id of cg's ancestor at level (cg itself at its own level). */
+static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, __u32 level)
+{
+	struct cgroup___new *cg_new = (void *)cg;
+	struct cgroup___old *cg_old = (void *)cg;
+	struct cgroup *anc = NULL;
+	__u64 id = 0;
+
+	if (bpf_core_field_exists(cg_new->ancestors)) {
+		bpf_probe_read_kernel(&anc, sizeof(anc),
+				      (void *)cg + bpf_core_field_offset(cg_new->ancestors) +
+					      level * sizeof(anc));
+		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+	}
+	bpf_probe_read_kernel(&id, sizeof(id),
+			      (void *)cg + bpf_core_field_offset(cg_old->ancestor_ids) +
+				      level * sizeof(id));
+	return id;
+}
+
+/* In the subtree of filter_cgroup_id: its ancestor at the filter's level is the filter cgroup. */
 static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool btf)
 {
-	struct cgroup *cg, *anc = NULL;
+	struct cgroup *cg;
 	__u32 level = filter_cgroup_level;
 
 	/* tp_btf: plain loads through trusted pointers instead of probe reads */
 	cg = btf ? t->cgroups->dfl_cgrp : BPF_CORE_READ(t, cgroups, dfl_cgrp);
 	if (!cg || (btf ? cg->level : BPF_CORE_READ(cg, level)) < (int)level || level > 4096)
 		return false;
-	bpf_probe_read_kernel(&anc, sizeof(anc),
-			      (void *)cg + bpf_core_field_offset(struct cgroup, ancestors) +
-				      level * sizeof(anc));
-	return anc && BPF_CORE_READ(anc, kn, id) == filter_cgroup_id;
+	return cgroup_ancestor_id(cg, level) == filter_cgroup_id;
 }
 
 static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool btf)
@@ -324,6 +360,11 @@ static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
 	return bpf_map_lookup_elem(&counts, &key);
 }
 
+static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __u32 cpu)
+{
+	return ((st->bank & 1) * nr_events + i) * nr_cpus + cpu;
+}
+
 /*
  * Credit everything since this CPU's last attribution point to c (when not
  * NULL), and make now the new attribution point. runtime, when not 0, is
@@ -390,13 +431,14 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		} else if (ev_timed[i]) {
-			if (bpf_perf_event_read_value(&events, i * nr_cpus + cpu, &v, sizeof(v))) {
+			if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v,
+						      sizeof(v))) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
 			}
 		} else {
 			/* errors come back as -errno in the value */
-			v.counter = bpf_perf_event_read(&events, i * nr_cpus + cpu);
+			v.counter = bpf_perf_event_read(&events, event_index(st, i, cpu));
 			if ((__s64)v.counter < 0 && (__s64)v.counter >= -4095) {
 				stat_inc(PMBPF_STAT_READ_ERRORS);
 				continue;
@@ -463,17 +505,29 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	return 0;
 }
 
-/* The last thread of a process is gone: send its final counts, drop it. */
-static __always_inline void process_exit(__u32 tgid, __u64 cgid)
+/*
+ * The last thread of a process is gone: send its final counts, drop it.
+ * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
+ * and bpf_map_lookup_percpu_elem (5.19, commit 07343110b293); programs
+ * built with sum false (for older kernels) hold neither, and leave the
+ * entry marked dead for userspace to read and delete at its next read.
+ */
+static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 {
 	struct pmbpf_key key = {};
+	struct pmbpf_counts *c;
 	struct pmbpf_exit *e;
 	__u32 zero = 0;
 
 	key.tgid = tgid;
 	key.cgroup_id = cgid;
-	if (!bpf_map_lookup_elem(&counts, &key))
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
+	if (!sum) {
+		c->flags |= PMBPF_F_DEAD;
+		return;
+	}
 
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
@@ -484,8 +538,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 	bpf_loop(nr_cpus, sum_cpu, NULL, 0);
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
-		struct pmbpf_counts *c = bpf_map_lookup_elem(&counts, &key);
-
+		c = bpf_map_lookup_elem(&counts, &key);
 		/* Leave the entry for userspace to find and report as dead. */
 		if (c)
 			c->flags |= PMBPF_F_DEAD;
@@ -498,7 +551,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid)
 
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
-				     const bool btf)
+				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
 	struct pmbpf_counts *c = NULL, *rest = NULL;
@@ -605,22 +658,61 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->span_want = next_want;
 
 	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
-		process_exit(tgid, cgid);
+		process_exit(tgid, cgid, sum_exits);
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+/*
+ * sched_switch passes prev_state since 5.18 (commit fa2c3254d7cf,
+ * "sched/tracing: Don't re-read p->state when emitting sched_switch
+ * event"); before, the programs read it from the task, whose field was
+ * state until 5.14 (commit 2f064a59a11f, "sched: Change task_struct::state").
+ * The fourth argument is only touched where it exists: the verifier drops
+ * the other branch, and with it the access beyond the tracepoint's arguments.
+ */
+const volatile bool switch_has_prev_state = true;
+
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int switch_prev_state(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, true);
+	struct task_struct *prev = (void *)ctx[1];
+
+	if (switch_has_prev_state)
+		return ctx[3];
+	if (bpf_core_field_exists(prev->__state))
+		return BPF_CORE_READ(prev, __state);
+	return BPF_CORE_READ((struct task_struct___old *)prev, state);
+}
+
+#define SWITCH_ARGS(ctx) (bool)(ctx)[0], (void *)(ctx)[1], (void *)(ctx)[2], switch_prev_state(ctx)
+
+/* Exits summed here and sent through the ring buffer (5.19 and later). */
+SEC("tp_btf/sched_switch")
+int switch_btf(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), true, true);
 }
 
 SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int switch_raw(unsigned long long *ctx)
 {
-	return on_switch(preempt, prev, next, prev_state, false);
+	return on_switch(SWITCH_ARGS(ctx), false, true);
+}
+
+/* Exits marked dead for userspace: kernels without bpf_loop or percpu lookups. */
+SEC("tp_btf/sched_switch")
+int switch_btf_mark(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), true, false);
+}
+
+SEC("raw_tp/sched_switch")
+int switch_raw_mark(unsigned long long *ctx)
+{
+	return on_switch(SWITCH_ARGS(ctx), false, false);
 }
 
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
@@ -737,6 +829,47 @@ int flush(void *ctx)
 {
 	stat_inc(PMBPF_STAT_FLUSHES);
 	return credit_current(false);
+}
+
+/* What rebase read from the new counters; userspace's system-wide baseline. */
+struct pmbpf_reading rebase_readings[PMBPF_MAX_EVENTS];
+
+/*
+ * Run by userspace (BPF_PROG_TEST_RUN on the CPU, where no switch can
+ * interleave) after it opened a returning CPU's counters in its other bank:
+ * switch to them, and make their current readings the starting point, so
+ * that the next delta is neither negative nor the counts of the dead ones.
+ * Clock events are spans measured here: their starting points stay.
+ */
+SEC("raw_tp")
+int rebase(void *ctx)
+{
+	struct bpf_perf_event_value v;
+	struct cpu_state *st;
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id(), i;
+
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 1;
+	st->bank ^= 1;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break;
+		__builtin_memset(&v, 0, sizeof(v));
+		if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v, sizeof(v)))
+			stat_inc(PMBPF_STAT_READ_ERRORS);
+		rebase_readings[i].value = v.counter;
+		rebase_readings[i].enabled = v.enabled;
+		rebase_readings[i].running = v.running;
+		if (ev_clock[i])
+			continue;
+		st->last[i].value = v.counter;
+		if (ev_timed[i]) {
+			st->last[i].enabled = v.enabled;
+			st->last[i].running = v.running;
+		}
+	}
+	return 0;
 }
 
 /*

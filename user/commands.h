@@ -13,9 +13,9 @@ extern volatile sig_atomic_t exiting;
 int cmd_record(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 #ifndef PMBPF_MINIMAL
 int cmd_serve(int argc, char **argv);
-int cmd_doctor(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 #endif

@@ -22,10 +22,12 @@
 #include "commands.h"
 #include "json_writer.h"
 #include "pmu.h"
+#include "kfeatures.h"
 #include "session.h"
 #include "util.h"
 
 #define MAX_CHECKS 24
+#define MAX_MAPS   16
 
 static const char usage[] =
 	"Usage: pmbpf doctor [-o text|json] [-e EVENTS] [-v]\n"
@@ -66,8 +68,14 @@ struct doctor {
 	int paranoid;
 	bool cap_bpf, cap_perfmon, cap_admin;
 	const char *attach; /* from the trial load, or NULL */
-	char meaning[3][256];
+	char meaning[6][512];
 	int nr_meaning;
+	struct features feat;
+	struct map_memory maps[MAX_MAPS];
+	int nr_maps;
+	__u64 map_bytes;
+	int possible_cpus, online_cpus;
+	__u32 max_procs;
 };
 
 static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt, ...)
@@ -118,6 +126,32 @@ static void check_kernel(struct doctor *d)
 	else
 		add(d, "tracepoints", ST_WARN,
 		    "no btf_trace_sched_switch in the kernel BTF: raw_tp tracepoints will be used (same figures, slightly more costly)");
+}
+
+static void meaning_add(struct doctor *d, const char *text)
+{
+	if (d->nr_meaning < (int)(sizeof(d->meaning) / sizeof(d->meaning[0])))
+		snprintf(d->meaning[d->nr_meaning++], sizeof(d->meaning[0]), "%s", text);
+}
+
+/* Each kernel feature pmbpf's programs use, on or off, and what changes without it. */
+static void check_features(struct doctor *d)
+{
+	int missing;
+
+	features__probe(&d->feat);
+	missing = features__missing_required(&d->feat);
+	if (missing >= 0)
+		add(d, "kernel-features", ST_FAIL, "missing %s (since Linux %s): pmbpf cannot load",
+		    features__table[missing].name, features__table[missing].since);
+	if (!features__exit_records(&d->feat))
+		meaning_add(
+			d,
+			"exits: this kernel cannot sum an exited process over CPUs in BPF (bpf_loop 5.17, map_lookup_percpu_elem 5.19): a process's last counts are reported at the next read instead of through the ring buffer; nothing is lost, and a PID reused in the same cgroup before that read is merged with the exited one");
+	if (d->feat.on[FEAT_TP_BTF] && !d->feat.on[FEAT_TASK_STORAGE])
+		meaning_add(
+			d,
+			"no task storage (5.11): raw_tp programs with a per-thread hash are used: same figures, more cost per context switch");
 }
 
 static void check_cgroup(struct doctor *d)
@@ -372,6 +406,9 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 		return;
 	}
 	d->attach = session__attach_kind(s);
+	d->nr_maps = session__map_memory(s, d->maps, MAX_MAPS, &d->map_bytes);
+	d->possible_cpus = session__possible_cpus(s);
+	d->max_procs = session__max_procs(s);
 	err = session__collect(s, &snap);
 	if (err)
 		add(d, "bpf-load", ST_FAIL, "programs loaded (%s) but the first read failed: %s",
@@ -380,6 +417,11 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 		add(d, "bpf-load", ST_OK,
 		    "programs loaded and attached (%s), first read: %zu processes", d->attach,
 		    snap.nr_rows);
+	d->online_cpus = snap.nr_cpus;
+	add(d, "bpf-maps", ST_INFO,
+	    "%.1f MiB of kernel memory (memlock, charged to pmbpf's memory cgroup); counts map: %u processes x %zu B x %d possible CPUs (%d online)",
+	    d->map_bytes / 1048576.0, d->max_procs, sizeof(struct pmbpf_counts), d->possible_cpus,
+	    d->online_cpus);
 	if (!strcmp(d->attach, "raw_tp"))
 		snprintf(
 			d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),
@@ -400,6 +442,19 @@ static void print_text(const struct doctor *d)
 	for (i = 0; i < d->nr_ev; i++)
 		printf("  %-20s %-18s %s\n", d->ev[i].spec.name, event_state__str(d->ev[i].state),
 		       d->ev[i].reason);
+	printf("\nkernel features (BPF):\n");
+	for (i = 0; i < FEAT_NR; i++)
+		printf("  %-3s %-24s since %-5.5s %s\n", d->feat.on[i] ? "on" : "off",
+		       features__table[i].name, features__table[i].since,
+		       d->feat.on[i] ? features__table[i].use : features__table[i].without);
+	if (d->nr_maps) {
+		printf("\nBPF maps (kernel memory, memlock):\n");
+		for (i = 0; i < d->nr_maps; i++)
+			printf("  %-16s %12llu B  %u entries x %u B%s\n", d->maps[i].name,
+			       (unsigned long long)d->maps[i].bytes, d->maps[i].max_entries,
+			       d->maps[i].value_size, d->maps[i].percpu ? " x possible CPUs" : "");
+		printf("  %-16s %12llu B\n", "total", (unsigned long long)d->map_bytes);
+	}
 	printf("\nwhat it means for the figures:\n");
 	for (i = 0; i < d->nr_meaning; i++)
 		printf("  - %s\n", d->meaning[i]);
@@ -467,6 +522,51 @@ static void print_json(const struct doctor *d)
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);
+	jw_key(&w, "features");
+	jw_start_array(&w);
+	for (i = 0; i < FEAT_NR; i++) {
+		jw_start_object(&w);
+		jw_key(&w, "name");
+		jw_string(&w, features__table[i].name);
+		jw_key(&w, "on");
+		jw_bool(&w, d->feat.on[i]);
+		jw_key(&w, "since");
+		jw_string(&w, features__table[i].since);
+		jw_key(&w, "required");
+		jw_bool(&w, features__table[i].required);
+		jw_key(&w, "effect");
+		jw_string(&w, d->feat.on[i] ? features__table[i].use : features__table[i].without);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_key(&w, "bpf_maps");
+	jw_start_object(&w);
+	jw_key(&w, "total_bytes");
+	jw_u64(&w, d->map_bytes);
+	jw_key(&w, "possible_cpus");
+	jw_s64(&w, d->possible_cpus);
+	jw_key(&w, "online_cpus");
+	jw_s64(&w, d->online_cpus);
+	jw_key(&w, "max_procs");
+	jw_u64(&w, d->max_procs);
+	jw_key(&w, "maps");
+	jw_start_array(&w);
+	for (i = 0; i < d->nr_maps; i++) {
+		jw_start_object(&w);
+		jw_key(&w, "name");
+		jw_string(&w, d->maps[i].name);
+		jw_key(&w, "bytes");
+		jw_u64(&w, d->maps[i].bytes);
+		jw_key(&w, "max_entries");
+		jw_u64(&w, d->maps[i].max_entries);
+		jw_key(&w, "value_size");
+		jw_u64(&w, d->maps[i].value_size);
+		jw_key(&w, "percpu");
+		jw_bool(&w, d->maps[i].percpu);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_end_object(&w);
 	jw_key(&w, "meaning");
 	jw_start_array(&w);
 	for (i = 0; i < d->nr_meaning; i++)
@@ -536,6 +636,7 @@ int cmd_doctor(int argc, char **argv)
 	}
 	d->runnable = true;
 	check_kernel(d);
+	check_features(d);
 	check_cgroup(d);
 	check_caps(d);
 	check_sysctls(d);

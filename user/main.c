@@ -16,10 +16,10 @@ static const struct cmd {
 } cmds[] = {
 	{ "record", cmd_record, "print per-process figures every interval (table, JSON, CSV)" },
 	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
+	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
 	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },
-	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
 	{ "top", cmd_top, "interactive per-process and per-container view (ncurses)" },
 	{ "profile", cmd_profile,
 	  "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },

@@ -1013,6 +1013,9 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	      snap->map_entries);
 	gauge(out, "pmbpf_map_capacity", "Size of the kernel counts map (--max-procs).",
 	      snap->map_capacity);
+	gauge(out, "pmbpf_bpf_map_memory_bytes",
+	      "Kernel memory of pmbpf's BPF maps (memlock), charged to its memory cgroup.",
+	      snap->map_bytes);
 	counter(out, "pmbpf_overflow_credits_total",
 		"Credits that went to the overflow entry because the counts map was full.",
 		snap->stats[PMBPF_STAT_OVERFLOW]);

@@ -16,13 +16,25 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "cgroup.h"
 #include "container.h"
 #include "pmu.h"
+#include "kfeatures.h"
 #include "proctable.h"
 #include "session.h"
 #include "util.h"
+
+/*
+ * Default size of the counts map: a per-CPU hash takes entries x value size
+ * x possible CPUs of kernel memory, all of it allocated at load. Up to
+ * COUNTS_ENTRIES entries, fewer where that would exceed COUNTS_BUDGET
+ * (from 33 possible CPUs on): docs/kernels.md.
+ */
+#define COUNTS_ENTRIES 10240
+#define COUNTS_BUDGET  (128ULL << 20)
+#define COUNTS_MIN     256
 
 #define GRAVE_GENS  5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
@@ -49,6 +61,8 @@ struct session {
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
 	int nr_online;
+	bool *stale; /* CPUs whose counters stopped (went offline): reopen when online */
+	__u8 *bank; /* the half of the events map each CPU's counters are in */
 	struct event_info ev[PMBPF_MAX_EVENTS];
 	int nr_events;
 	int nr_slots;
@@ -62,7 +76,9 @@ struct session {
 	__u64 gen;
 	__u64 last_mono;
 	bool tp_btf;
+	struct features feat;
 	__u32 max_procs;
+	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	/* batch read buffers */
 	struct pmbpf_key *keys;
 	char *vals;
@@ -73,6 +89,9 @@ struct session {
 	size_t nr_exits, cap_exits;
 	struct grave *graves;
 	size_t nr_graves, cap_graves;
+	/* entries the kernel marked dead in this collection (PMBPF_F_DEAD) */
+	struct pmbpf_exit *marked;
+	size_t nr_marked, cap_marked;
 	__u64 vanished;
 	struct snapshot *cur; /* the snapshot being filled */
 };
@@ -336,6 +355,31 @@ static bool group_has_hw(const struct session *s, int g)
 	return false;
 }
 
+/*
+ * One flavour of each program: tp_btf or raw_tp, and a sched_switch program
+ * that sums exits in BPF only where the kernel can (kfeatures.h). The
+ * per-thread timestamp map of the other flavour is not created.
+ */
+static void choose_programs(struct session *s, struct pmbpf_bpf *skel, bool tp_btf)
+{
+	bool sum = features__exit_records(&s->feat);
+
+	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_btf_mark, tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf && sum);
+	bpf_program__set_autoload(skel->progs.switch_raw_mark, !tp_btf && !sum);
+	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
+	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
+	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
+}
+
 static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 {
 	struct pmbpf_bpf *skel;
@@ -360,24 +404,17 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
 	}
+	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
 	}
-	bpf_map__set_max_entries(skel->maps.events, s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
+	/* two banks: a returning CPU's counters are reopened in the other (cpus_refresh) */
+	bpf_map__set_max_entries(skel->maps.events,
+				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
-	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
-
+	choose_programs(s, skel, tp_btf);
 	err = pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
@@ -432,7 +469,11 @@ static int attach(struct session *s)
 	/* Wakeups first, so no switch-in finds a half-set timestamp. */
 	progs[0] = s->tp_btf ? s->skel->progs.wakeup_btf : s->skel->progs.wakeup_raw;
 	progs[1] = s->tp_btf ? s->skel->progs.wakeup_new_btf : s->skel->progs.wakeup_new_raw;
-	progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	if (features__exit_records(&s->feat))
+		progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
+	else
+		progs[2] =
+			s->tp_btf ? s->skel->progs.switch_btf_mark : s->skel->progs.switch_raw_mark;
 	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
 	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
 	for (i = 0; i < 5; i++) {
@@ -482,6 +523,9 @@ static void read_system(struct session *s, struct snapshot *snap)
 
 			if (s->fds[i] < 0 || read(s->fds[i], buf, sizeof(buf)) != sizeof(buf))
 				continue;
+			/* a CPU's counter runs while it is online; offline kills it */
+			if (buf[1] == s->sys_last[i].enabled)
+				s->stale[cpu] = true;
 			if (snap) {
 				snap->system[ev].value += buf[0] - s->sys_last[i].value;
 				snap->system[ev].enabled += buf[1] - s->sys_last[i].enabled;
@@ -492,6 +536,90 @@ static void read_system(struct session *s, struct snapshot *snap)
 			s->sys_last[i].running = buf[2];
 		}
 	}
+}
+
+/*
+ * Counters of CPU cpu in the other bank, then rebase on that CPU. Returns
+ * 0, or -ENODEV/-ENXIO when the CPU went offline again (tried next time).
+ */
+static int cpu_reopen(struct session *s, int cpu)
+{
+	int map_fd = bpf_map__fd(s->skel->maps.events), slot, err = 0;
+	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
+
+	for (slot = 0; slot < s->nr_slots; slot++)
+		fds[slot] = -1;
+	for (slot = 0; slot < s->nr_slots && !err; slot++) {
+		const struct event_spec *spec = &s->ev[s->slot_event[slot]].spec;
+		struct perf_event_attr attr;
+		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
+		long fd;
+
+		/* reopened alone: a returning CPU's groups are not formed again */
+		if (event_attr(spec, cpu, &attr)) {
+			attr.disabled = 0;
+			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		} else {
+			fd = placeholder(cpu);
+		}
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		fds[slot] = (int)fd;
+		if (bpf_map_update_elem(map_fd, &idx, &fds[slot], BPF_ANY))
+			err = -errno;
+	}
+	if (!err && bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.rebase), &opts))
+		err = -errno;
+	if (err) {
+		for (slot = 0; slot < s->nr_slots; slot++)
+			if (fds[slot] >= 0)
+				close(fds[slot]);
+		return err;
+	}
+	s->bank[cpu] = bank;
+	for (slot = 0; slot < s->nr_slots; slot++) {
+		int i = slot * s->nr_cpus + cpu;
+
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = fds[slot];
+		s->sys_last[i] = s->skel->bss->rebase_readings[slot];
+	}
+	s->stale[cpu] = false;
+	return 0;
+}
+
+/*
+ * CPU hotplug: a CPU that went offline lost its counters (the kernel stops
+ * them and does not restart them); once it is online again they are opened
+ * anew, as are those of CPUs that were offline when the session started.
+ */
+static int cpus_refresh(struct session *s)
+{
+	int cpu, err;
+
+	err = cpus__online(s->online, s->nr_cpus);
+	if (err)
+		return err;
+	s->nr_online = 0;
+	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+		s->nr_online += s->online[cpu];
+		if (!s->online[cpu] || !s->nr_slots)
+			continue;
+		if (!s->stale[cpu] && s->fds[cpu] >= 0)
+			continue;
+		err = cpu_reopen(s, cpu);
+		if (err && err != -ENODEV && err != -ENXIO) {
+			fprintf(stderr, "pmbpf: cannot reopen the counters of CPU %d: %s\n", cpu,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 static int on_exit_record(void *ctx, void *data, size_t len)
@@ -523,7 +651,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->max_procs = o->max_procs ? o->max_procs : 10240;
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
@@ -531,7 +658,9 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 	s->online = calloc(s->nr_cpus, sizeof(*s->online));
-	if (!s->online) {
+	s->stale = calloc(s->nr_cpus, sizeof(*s->stale));
+	s->bank = calloc(s->nr_cpus, sizeof(*s->bank));
+	if (!s->online || !s->stale || !s->bank) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -543,6 +672,16 @@ int session__open(struct session **sp, const struct session_opts *o)
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
 		s->nr_online += s->online[cpu];
 	s->stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
+	s->max_procs = o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus);
+	features__probe(&s->feat);
+	err = features__missing_required(&s->feat);
+	if (err >= 0) {
+		fprintf(stderr,
+			"pmbpf: this kernel lacks %s (since Linux %s), which pmbpf needs; pmbpf doctor lists what it has\n",
+			features__table[err].name, features__table[err].since);
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 
 	err = open_events(s, o);
 	if (err)
@@ -550,7 +689,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s->metrics = o->metrics;
 	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
-	if (!o->force_raw_tp && kernel__has_tp_btf()) {
+	if (!o->force_raw_tp && features__tp_btf_usable(&s->feat)) {
 		err = load(s, o, true);
 		if (err)
 			fprintf(stderr,
@@ -586,6 +725,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 
+	session__map_memory(s, NULL, 0, &s->map_bytes);
 	s->skel->bss->read_gen = 1;
 	err = attach(s);
 	if (err)
@@ -771,6 +911,28 @@ static void row_merge(struct session *s, struct proc_row *row, const struct pmbp
 	row->exited = true;
 }
 
+/*
+ * A process the kernel marked dead instead of sending its exit record (lost
+ * record, or a kernel that cannot sum it): its entries in other cgroups go
+ * too (drop_moved_entries).
+ */
+static void marked_add(struct session *s, const struct pmbpf_key *key,
+		       const struct pmbpf_counts *cum)
+{
+	if (s->nr_marked == s->cap_marked) {
+		size_t cap = s->cap_marked ? s->cap_marked * 2 : 64;
+		struct pmbpf_exit *m = realloc(s->marked, cap * sizeof(*m));
+
+		if (!m)
+			return;
+		s->marked = m;
+		s->cap_marked = cap;
+	}
+	s->marked[s->nr_marked].key = *key;
+	s->marked[s->nr_marked].total.start_ns = cum->start_ns;
+	s->nr_marked++;
+}
+
 /* One entry of the counts map, summed over CPUs. */
 static int on_entry(struct session *s, const struct pmbpf_key *key, const char *vals)
 {
@@ -807,6 +969,8 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 		e->row_gen = s->gen;
 		e->row = s->cur->nr_rows - 1;
 	}
+	if (cur.flags & PMBPF_F_DEAD)
+		marked_add(s, key, &cur);
 	if (dead) {
 		/* A dead process's entry (residue after its exit record, or lost record). */
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
@@ -910,23 +1074,27 @@ static void drop_moved_entries(struct session *s)
 	int fd = bpf_map__fd(s->skel->maps.counts);
 	struct proc_entry *e, *next;
 	struct exited_proc *gone, *hit;
-	size_t i;
+	size_t i, n;
 
 	/* one pass over the table, with the exits sorted for lookup */
-	gone = malloc(s->nr_exits * sizeof(*gone));
+	gone = malloc((s->nr_exits + s->nr_marked) * sizeof(*gone));
 	if (!gone)
 		return;
-	for (i = 0; i < s->nr_exits; i++) {
-		gone[i].tgid = s->exits[i].key.tgid;
-		gone[i].start_ns = s->exits[i].total.start_ns;
-		gone[i].cgroup_id = s->exits[i].key.cgroup_id;
+	for (i = 0; i < s->nr_exits + s->nr_marked; i++) {
+		const struct pmbpf_exit *x =
+			i < s->nr_exits ? &s->exits[i] : &s->marked[i - s->nr_exits];
+
+		gone[i].tgid = x->key.tgid;
+		gone[i].start_ns = x->total.start_ns;
+		gone[i].cgroup_id = x->key.cgroup_id;
 	}
-	qsort(gone, s->nr_exits, sizeof(*gone), cmp_exited);
+	n = s->nr_exits + s->nr_marked;
+	qsort(gone, n, sizeof(*gone), cmp_exited);
 	for (e = proctable__next(&s->table, NULL); e; e = next) {
 		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
 
 		next = proctable__next(&s->table, e);
-		hit = bsearch(&key, gone, s->nr_exits, sizeof(*gone), cmp_exited);
+		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
 		if (!hit || hit->cgroup_id == e->key.cgroup_id)
 			continue;
 		bpf_map_delete_elem(fd, &e->key);
@@ -941,8 +1109,9 @@ static int on_exits(struct session *s)
 	size_t i;
 	int err;
 
-	if (s->nr_exits)
+	if (s->nr_exits || s->nr_marked)
 		drop_moved_entries(s);
+	s->nr_marked = 0;
 
 	for (i = 0; i < s->nr_exits; i++) {
 		struct pmbpf_exit *x = &s->exits[i];
@@ -1102,6 +1271,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	if (err)
 		return err;
 	read_system(s, snap);
+	err = cpus_refresh(s);
+	if (err)
+		return err;
 	now = now_ns(CLOCK_MONOTONIC);
 	snap->interval_ns = now - s->last_mono;
 	s->last_mono = now;
@@ -1143,6 +1315,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;
+	snap->map_bytes = s->map_bytes;
 	snap->vanished = s->vanished;
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	s->cur = NULL;
@@ -1170,6 +1343,78 @@ bool session__hw_counting(const struct session *s)
 	return false;
 }
 
+__u32 session__default_max_procs(int possible_cpus)
+{
+	__u64 per_entry = ((sizeof(struct pmbpf_counts) + 7) & ~7ULL) * (unsigned int)possible_cpus;
+	__u64 n = COUNTS_BUDGET / (per_entry ? per_entry : 1);
+
+	return n > COUNTS_ENTRIES ? COUNTS_ENTRIES : n < COUNTS_MIN ? COUNTS_MIN : (__u32)n;
+}
+
+/* The kernel's own figure for a map: memlock in its fdinfo. */
+static __u64 map_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int session__map_memory(const struct session *s, struct map_memory *out, int max,
+			__u64 *total_bytes)
+{
+	const struct bpf_map *map;
+	__u64 total = 0;
+	int n = 0;
+
+	bpf_object__for_each_map(map, s->skel->obj)
+	{
+		int fd = bpf_map__fd(map);
+		__u64 bytes;
+
+		if (fd < 0)
+			continue; /* not created on this kernel */
+		bytes = map_memlock(fd);
+		total += bytes;
+		if (n < max) {
+			snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_map__name(map));
+			out[n].bytes = bytes;
+			out[n].max_entries = bpf_map__max_entries(map);
+			out[n].value_size = bpf_map__value_size(map);
+			out[n].percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH ||
+					bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_ARRAY;
+			n++;
+		}
+	}
+	if (total_bytes)
+		*total_bytes = total;
+	return n;
+}
+
+const struct features *session__features(const struct session *s)
+{
+	return &s->feat;
+}
+
+int session__possible_cpus(const struct session *s)
+{
+	return s->nr_cpus;
+}
+
+__u32 session__max_procs(const struct session *s)
+{
+	return s->max_procs;
+}
+
 const char *session__attach_kind(const struct session *s)
 {
 	return s->tp_btf ? "tp_btf" : "raw_tp";
@@ -1194,9 +1439,12 @@ void session__close(struct session *s)
 	free(s->fds);
 	free(s->sys_last);
 	free(s->online);
+	free(s->stale);
+	free(s->bank);
 	free(s->keys);
 	free(s->vals);
 	free(s->exits);
 	free(s->graves);
+	free(s->marked);
 	free(s);
 }

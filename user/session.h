@@ -36,6 +36,27 @@ bool session__no_pmu(const struct session *s);
 /* At least one hardware event is counting. */
 bool session__hw_counting(const struct session *s);
 const char *session__attach_kind(const struct session *s);
+struct features;
+const struct features *session__features(const struct session *s);
+int session__possible_cpus(const struct session *s);
+/* Entries of the counts map in force. */
+__u32 session__max_procs(const struct session *s);
+/* The counts map's default size for this many possible CPUs (memory budget). */
+__u32 session__default_max_procs(int possible_cpus);
+
+struct map_memory {
+	char name[16]; /* BPF_OBJ_NAME_LEN */
+	__u64 bytes; /* the kernel's memlock figure */
+	__u32 max_entries;
+	__u32 value_size;
+	bool percpu;
+};
+/*
+ * Kernel memory of the session's maps (those this kernel created): up to
+ * max of them in out, their total in *total_bytes. Returns how many.
+ */
+int session__map_memory(const struct session *s, struct map_memory *out, int max,
+			__u64 *total_bytes);
 void session__close(struct session *s);
 
 #endif

@@ -99,6 +99,7 @@ struct snapshot {
 	__u64 stats[PMBPF_STAT_NR];
 	__u64 map_entries; /* entries in the counts map at this read */
 	__u64 map_capacity;
+	__u64 map_bytes; /* kernel memory of pmbpf's BPF maps (memlock) */
 	__u64 vanished; /* entries that disappeared without an exit record */
 	__u64 poll_ns; /* time this collection took */
 	struct prog_stat progs[SNAPSHOT_MAX_PROGS];

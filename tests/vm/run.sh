@@ -9,7 +9,12 @@
 #   arm64-icount0   arm64 guest, -icount shift=0: exact counts, IPC 1
 #   arm64-icount2   arm64 guest, -icount shift=2: IPC 0.25
 #   arm64-noicount  arm64 guest without -icount: no instructions event
-#   amd64           amd64 guest: another kernel, BTF, no PMU
+#   amd64           amd64 guest: Debian 12's 6.1 kernel, BTF, no PMU
+#   amd64-5.10      the same checks on Debian 11's 5.10 kernel
+#   amd64-6.12      the same checks on Debian 13's 6.12 kernel, and CPU
+#                   hotplug with -smp 2,maxcpus=4 (possible != online)
+#   amd64-smp32     6.1 with 32 vCPUs: kernel memory of the maps (not in the
+#                   default set: about a minute under TCG)
 # -o DIR    build directory with the guest workloads (DIR/arm64, DIR/amd64;
 #           built with `make -f tests/vm/vm.mk` when missing; default build/vm)
 # --pmbpf-arm64, --pmbpf-x86 FILE
@@ -29,7 +34,8 @@ pmbpf_arm64=
 pmbpf_x86=
 limit=180
 keep=0
-all_suites="arm64-icount0 arm64-icount2 arm64-noicount amd64"
+all_suites="arm64-icount0 arm64-icount2 arm64-noicount amd64 amd64-5.10 amd64-6.12"
+extra_suites="amd64-smp32"
 
 usage() {
 	# The header comment, from its usage line to its end.
@@ -52,9 +58,9 @@ done
 # shellcheck disable=SC2086 # a list of words
 [ $# -gt 0 ] || set -- $all_suites
 for s in "$@"; do
-	case " $all_suites " in
+	case " $all_suites $extra_suites " in
 	*" $s "*) ;;
-	*) echo "run.sh: unknown suite '$s' (one of: $all_suites)" >&2; exit 2 ;;
+	*) echo "run.sh: unknown suite '$s' (one of: $all_suites $extra_suites)" >&2; exit 2 ;;
 	esac
 done
 # check_static FILE MACHINE: FILE must be a static executable for MACHINE (as
@@ -83,11 +89,20 @@ mkdir -p "$out/logs"
 out=$(cd "$out" && pwd)
 
 archs=
-case " $* " in *" arm64-"*) archs="$archs arm64" ;; esac
-case " $* " in *" amd64 "*) archs="$archs amd64" ;; esac
+kernels=
+case " $* " in *" arm64-"*) archs="$archs arm64" kernels="$kernels arm64" ;; esac
+case " $* " in *" amd64"*) archs="$archs amd64" ;; esac
+case " $* " in *" amd64 "* | *" amd64-smp32 "*) kernels="$kernels amd64" ;; esac
+case " $* " in *" amd64-5.10 "*) kernels="$kernels amd64-bullseye" ;; esac
+case " $* " in *" amd64-6.12 "*) kernels="$kernels amd64-trixie" ;; esac
 
 # shellcheck disable=SC2086
-"$here/fetch-kernels.sh" $archs
+"$here/fetch-kernels.sh" $kernels
+# bullseye and trixie guests use bookworm's busybox
+case " $kernels " in
+*" amd64 "*) ;;
+*" amd64-"*) "$here/fetch-kernels.sh" amd64 ;;
+esac
 make -s -C "$top" -f tests/vm/vm.mk VM_OUT="$out" vm-workloads
 
 for arch in $archs; do
@@ -125,11 +140,17 @@ boot() {
 			-kernel "$cache/vmlinuz-arm64" -initrd "$out/arm64.cpio" \
 			-append "console=ttyAMA0 panic=-1 quiet${icount:+ pmbpf_vm.icount=$icount}"
 		;;
-	amd64)
-		set -- qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 512M \
+	amd64*)
+		kernel=$cache/vmlinuz-amd64 smp=1 mem=512M extra=
+		case $suite in
+		amd64-5.10) kernel=$cache/vmlinuz-amd64-bullseye ;;
+		amd64-6.12) kernel=$cache/vmlinuz-amd64-trixie smp=2,maxcpus=4 extra="possible_cpus=4 pmbpf_vm.hotplug=1" ;;
+		amd64-smp32) smp=32 mem=2G extra=pmbpf_vm.memory=1 ;;
+		esac
+		set -- qemu-system-x86_64 -accel tcg -cpu max -smp "$smp" -m "$mem" \
 			-nographic -no-reboot \
-			-kernel "$cache/vmlinuz-amd64" -initrd "$out/amd64.cpio" \
-			-append "console=ttyS0 panic=-1 quiet"
+			-kernel "$kernel" -initrd "$out/amd64.cpio" \
+			-append "console=ttyS0 panic=-1 quiet $extra"
 		;;
 	esac
 	# The command as a shell line, to run the guest again by hand.

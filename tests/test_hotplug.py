@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""CPU hotplug under pmbpf record: a CPU goes offline and comes back."""
+import json
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import WORK, needs_root
+
+ONLINE = "/sys/devices/system/cpu/cpu1/online"
+PAGES = 5000
+
+
+def set_online(v):
+    with open(ONLINE, "w") as f:
+        f.write(v)
+
+
+def hotplug_possible():
+    return os.geteuid() == 0 and os.path.exists(ONLINE) and os.access(ONLINE, os.W_OK)
+
+
+def touch_on(cpu):
+    """work touch PAGES pinned to cpu; returns its report (pid, getrusage)."""
+    p = subprocess.run(["taskset", "-c", str(cpu), WORK, "touch", str(PAGES)], check=True,
+                       capture_output=True, text=True)
+    return json.loads(p.stdout.splitlines()[0])
+
+
+def assert_credited(rec, truth):
+    credited = rec.total(truth["pid"], "page-faults")
+    kernel = truth["minflt"] + truth["majflt"]
+    # as test_page_faults_credited: the exit path faults after getrusage
+    assert PAGES <= credited <= PAGES * 1.02 + 200, (credited, truth)
+    assert abs(credited - kernel) <= 0.01 * kernel + 50, (credited, kernel)
+
+
+@needs_root
+@pytest.mark.skipif(not hotplug_possible(), reason=f"{ONLINE} missing or not writable")
+def test_cpu_offline_and_back(recorder):
+    """Counts on CPU 0 while CPU 1 is offline are exact; CPU 1 counts again after
+    its return (its counters died and are reopened); every interval conserves."""
+    rec = recorder("-e", "page-faults,context-switches", "-i", "0.3")
+    rec.wait_intervals(1)
+    try:
+        set_online("0")
+        during = touch_on(0)
+        rec.wait_intervals(1)
+    finally:
+        set_online("1")
+    # one read sees CPU 1's counters stopped and reopens them
+    rec.wait_intervals(2)
+    after = touch_on(1)
+    rec.wait_intervals(2)
+    recs = rec.stop()
+    assert_credited(rec, during)
+    assert_credited(rec, after)
+    systems = [r for r in recs if r["type"] == "system"]
+    for s in systems:
+        rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
+        for ev in ("page-faults", "context-switches"):
+            total = s["events"][ev]["raw"]
+            credited = sum(r["events"][ev]["raw"] for r in rows)
+            assert abs(credited - total) <= 0.005 * total + 2, (s["time"], ev, credited, total)
+    assert any(s["cpus"] == 1 for s in systems), "no interval saw CPU 1 offline"
