@@ -34,13 +34,17 @@ def commands():
             if m.group(1) not in ("help", "version")]
 
 
-def help_options(cmd):
-    """Option names in the option column of pmbpf CMD --help."""
+def help_options(cmd, usage=False):
+    """Option names in the option column of pmbpf CMD --help (with usage: and
+    in its usage lines, "pmbpf list --attr LIST")."""
     out = subprocess.run([PMBPF, cmd, "--help"], capture_output=True, text=True).stdout
     names = set()
     for line in out.splitlines():
         m = re.match(r"^ +(-\S.*?)(?:  |$)", line)
         if m:
+            names |= set(OPT.findall(m.group(1)))
+        m = re.match(r"^(?:Usage:)? *pmbpf [a-z]+ (.*?)(?:   |$)", line)
+        if usage and m:
             names |= set(OPT.findall(m.group(1)))
     return names
 
@@ -110,7 +114,7 @@ def test_command_lines_use_real_options(page):
         args = m.group(2).split(" -- ")[0]
         if args.strip().startswith(("prints", "is ", "runs", "samples", "checks")):
             continue  # prose that starts a line with the command's name
-        known = help_options(m.group(1))
+        known = help_options(m.group(1), usage=True)
         bad += [f"{line.strip()}: {o}" for o in OPT.findall(args) if o not in known]
     assert not bad, bad
 

@@ -79,23 +79,33 @@ def options_roff(help_text):
         out.append(spec_roff(spec))
         out.extend(esc(d) for d in desc)
     if not out:
-        out.append("None.")
+        out.append("None but those of the SYNOPSIS.")
     return "\n".join(out)
 
 
 def synopsis_roff(help_text, cmd):
-    for line in help_text.splitlines():
+    """The "Usage:" line and the usage lines under it ("       pmbpf list
+    --attr LIST"), each without its trailing explanation: the command in
+    bold, the rest as written, placeholders in italics."""
+    forms, lines = [], help_text.splitlines()
+    for i, line in enumerate(lines):
         if line.startswith("Usage: "):
-            words = line[len("Usage: "):].split("   ")[0].split()
+            forms.append(line[len("Usage: "):])
+            for u in lines[i + 1:]:
+                if not re.match(r"^ +pmbpf ", u):
+                    break
+                forms.append(u.strip())
             break
-    else:  # a command without a usage text (list, before it had options)
+    if not forms:  # a command without a usage text
         return f".B pmbpf {cmd}"
-    # "pmbpf record [OPTIONS]": the command in bold, the rest as written.
+    out = []
     n = 2 if cmd else 1
-    head = " ".join(words[:n])
-    rest = " ".join(words[n:])
-    rest = re.sub(r"([A-Z][A-Z_.]+)", r"\\fI\1\\fR", rest.replace("-", "\\-"))
-    return f".B {head}\n{rest}" if rest else f".B {head}"
+    for form in forms:
+        words = form.split("   ")[0].split()
+        head, rest = " ".join(words[:n]), " ".join(words[n:])
+        rest = re.sub(r"([A-Z][A-Z_.]+)", r"\\fI\1\\fR", rest.replace("-", "\\-"))
+        out.append(f".B {head}\n{rest}" if rest else f".B {head}")
+    return "\n.br\n".join(out)
 
 
 def command_table(pmbpf):
