@@ -3,7 +3,8 @@
 # make                 build build/pmbpf
 # make run             build and run `pmbpf record` on this host (root)
 # make test            unit and integration tests (root)
-# make deps            install build and test dependencies (Debian 12, root)
+# make deps            install build and test dependencies (= ./deploy/install-deps.sh)
+# make man             man pages (build/man/); make deb: the Debian package (mk/deb.mk)
 # make V=1             show full commands
 # make OUTPUT=dir/     build elsewhere; ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 # make STATIC=1        link statically (for VM guests)
@@ -29,9 +30,14 @@ endif
 
 VMLINUX_H := vmlinux/$(ARCH)/vmlinux.h
 
+# The version and its date live in one place, the top entry of debian/changelog
+# (as dpkg-parsechangelog reads it): pmbpf --version, the man pages, the .deb.
+VERSION := $(shell sed -n '1s/^pmbpf (\([^ ]*\)) .*/\1/p' debian/changelog)
+VERSION_DATE := $(shell date -u -d "$$(sed -n 's/^ -- .*>  //p;T;q' debian/changelog)" +%Y-%m-%d)
+
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuser $(MINIMAL_CFLAGS) $(EXTRA_CFLAGS)
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPMBPF_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser $(MINIMAL_CFLAGS) $(EXTRA_CFLAGS)
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(dir $(VMLINUX_H)) -Ibpf
 
@@ -89,6 +95,8 @@ $(OUTPUT)%.skel.h: $(OUTPUT)%.bpf.o
 $(OUTPUT)%.o: user/%.c $(SKELS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUTPUT)main.o $(USER_OBJS): debian/changelog
 
 $(OUTPUT)pmbpf: $(OUTPUT)main.o $(USER_OBJS)
 	$(call msg,LINK,$@)

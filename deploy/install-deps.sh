@@ -1,16 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Install what pmbpf needs to build, run and test on Debian 12 (bookworm).
+# Install what pmbpf needs to build, run and test on Debian 12 (bookworm):
+# the README's first command, so it needs nothing but what a fresh Debian 12
+# has (sh, apt-get, dpkg, coreutils); it installs make.
+#
+# One package list: what builds pmbpf, then what its tests, man pages and
+# package (make deb, tests/test_install.py) use. Append new ones anywhere.
 set -eu
 
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev pkg-config
 libncurses-dev libdw-dev libmicrohttpd-dev libsystemd-dev libcap-dev
 linux-perf python3 python3-pytest util-linux procps tmux
 libxml2-utils binutils
-prometheus"
+prometheus
+systemd man-db groff-base bash
+build-essential debhelper dpkg-dev lintian debootstrap"
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "install-deps: run as root (sudo make deps)" >&2
+	echo "install-deps: run as root (sudo ./deploy/install-deps.sh)" >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive

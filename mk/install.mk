@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# make install                 binary, systemd unit, defaults, sysusers, sysctl, docs
+# make install                 binary, systemd unit, defaults, sysusers, sysctl,
+#                              man pages, bash completion, docs
 #                              (then: systemctl daemon-reload; systemctl enable --now pmbpf)
 # make install DESTDIR=/tmp/x PREFIX=/usr    staged or elsewhere
 #
 # The unit goes where systemd looks for local units ($(PREFIX)/lib/systemd/system);
 # its ExecStart= names $(BINDIR)/pmbpf. /etc/default/pmbpf is not overwritten.
+# The docs keep the checkout's layout (README.md, docs/...) so that their
+# relative links (README -> docs/fields.md, profile.md -> the example SVG) hold.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -14,30 +17,49 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCTLDIR ?= $(PREFIX)/lib/sysctl.d
 DOCDIR ?= $(PREFIX)/share/doc/pmbpf
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 INSTALL ?= install
 
-install: $(OUTPUT)pmbpf
+# What the installed docs link to, besides each other.
+DOC_FILES := $(wildcard docs/*.md) docs/flamegraph-example.svg docs/flamegraph-example.png \
+	docs/top-screen.txt
+
+install: $(OUTPUT)pmbpf man
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/pmbpf)
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCTLDIR) \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/default
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)pmbpf $(DESTDIR)$(BINDIR)/pmbpf
 	$(Q)sed -e 's|/usr/local/bin/pmbpf|$(BINDIR)/pmbpf|' \
-		-e 's|/usr/local/share/doc/pmbpf|$(DOCDIR)|' deploy/pmbpf.service > $(OUTPUT)pmbpf.service
+		-e 's|file:/usr/local/share/doc/pmbpf/|file:$(DOCDIR)/docs/|' deploy/pmbpf.service > $(OUTPUT)pmbpf.service
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)pmbpf.service $(DESTDIR)$(UNITDIR)/pmbpf.service
 	$(Q)$(INSTALL) -m 0644 deploy/pmbpf.sysusers $(DESTDIR)$(SYSUSERSDIR)/pmbpf.conf
 	$(Q)$(INSTALL) -m 0644 deploy/pmbpf.sysctl $(DESTDIR)$(SYSCTLDIR)/50-pmbpf.conf
 	$(Q)if [ ! -e $(DESTDIR)$(SYSCONFDIR)/default/pmbpf ]; then \
 		$(INSTALL) -m 0644 deploy/pmbpf.default $(DESTDIR)$(SYSCONFDIR)/default/pmbpf; fi
-	$(Q)$(INSTALL) -m 0644 README.md $(wildcard docs/*.md) $(DESTDIR)$(DOCDIR)/
-	$(Q)if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	$(Q)$(INSTALL) -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man8/
+	$(Q)$(INSTALL) -m 0644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/
+	$(Q)$(INSTALL) -m 0644 deploy/pmbpf.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pmbpf
+	$(Q)$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
+	$(Q)$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
+	$(Q)if [ -n "$(DESTDIR)" ]; then \
+		echo "staged into $(DESTDIR) (nothing enabled or started)"; \
+	elif [ -d /run/systemd/system ]; then \
 		systemd-sysusers $(SYSUSERSDIR)/pmbpf.conf && \
-		sysctl -q -p $(SYSCTLDIR)/50-pmbpf.conf && systemctl daemon-reload; fi
-	@echo "installed; start with: systemctl enable --now pmbpf   (then: curl -s http://127.0.0.1:9465/metrics)"
+		sysctl -q -p $(SYSCTLDIR)/50-pmbpf.conf && systemctl daemon-reload && \
+		echo "installed; start with: systemctl enable --now pmbpf   (then: curl -s http://127.0.0.1:9465/metrics)"; \
+	else \
+		echo "installed; systemd is not running here: run $(BINDIR)/pmbpf by hand (pmbpf serve for the metrics)"; \
+	fi
 
 uninstall:
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/pmbpf $(DESTDIR)$(UNITDIR)/pmbpf.service \
-		$(DESTDIR)$(SYSUSERSDIR)/pmbpf.conf $(DESTDIR)$(SYSCTLDIR)/50-pmbpf.conf
+		$(DESTDIR)$(SYSUSERSDIR)/pmbpf.conf $(DESTDIR)$(SYSCTLDIR)/50-pmbpf.conf \
+		$(DESTDIR)$(BASHCOMPDIR)/pmbpf \
+		$(patsubst $(OUTPUT)man/%,$(DESTDIR)$(MANDIR)/man8/%,$(filter %.8,$(MAN_PAGES))) \
+		$(patsubst $(OUTPUT)man/%,$(DESTDIR)$(MANDIR)/man7/%,$(filter %.7,$(MAN_PAGES)))
 	$(Q)rm -rf $(DESTDIR)$(DOCDIR)
 
 .PHONY: uninstall

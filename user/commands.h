@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define PMBPF_VERSION "0.1.0"
+/* PMBPF_VERSION comes from the Makefile (debian/changelog). */
 
 extern volatile sig_atomic_t exiting;
 

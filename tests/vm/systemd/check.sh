@@ -10,6 +10,16 @@ set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 cd /tmp || exit 1
 
+# Where pmbpf was installed: make install (/usr/local, the default) or the
+# Debian package (run.sh -d writes /etc/pmbpf-vmtest.env).
+PMBPF_UNIT=/usr/local/lib/systemd/system/pmbpf.service
+PMBPF_BIN=/usr/local/bin/pmbpf
+PMBPF_SYSCTL=/usr/local/lib/sysctl.d/50-pmbpf.conf
+PMBPF_SYSUSERS=/usr/local/lib/sysusers.d/pmbpf.conf
+PMBPF_HOW="make install"
+# shellcheck disable=SC1091
+[ -r /etc/pmbpf-vmtest.env ] && . /etc/pmbpf-vmtest.env
+
 npass=0
 nfail=0
 nskip=0
@@ -40,24 +50,24 @@ journal() {
 
 info boot "uptime_s=$(uptime_s) kernel=$(uname -r) systemd=$(systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') pid1=$(cat /proc/1/comm)"
 
-# --- installed and enabled by make install + systemctl enable -----------
+# --- installed and enabled (make install + systemctl enable, or the package) --
 frag=$(prop FragmentPath)
 enabled=$(systemctl is-enabled pmbpf 2>&1)
-if [ "$frag" = /usr/local/lib/systemd/system/pmbpf.service ] && [ "$enabled" = enabled ] &&
-	grep -q '^ExecStart=/usr/local/bin/pmbpf serve ' "$frag"; then
-	pass unit-installed "$frag, $enabled"
+if [ "$frag" = "$PMBPF_UNIT" ] && [ "$enabled" = enabled ] &&
+	grep -q "^ExecStart=$PMBPF_BIN serve " "$frag"; then
+	pass unit-installed "$frag, $enabled ($PMBPF_HOW)"
 else
 	fail unit-installed "FragmentPath=$frag is-enabled=$enabled"
 	systemctl cat pmbpf >unit.txt 2>&1
 	show unit.txt
 fi
 
-# --- make install's sysctl.d drop-in, applied at boot -----------------------
+# --- the sysctl.d drop-in, applied at boot -----------------------
 # Debian's kernel starts at kernel.perf_event_paranoid=3, where
 # perf_event_open needs CAP_SYS_ADMIN and CAP_PERFMON is not enough.
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
-if [ -f /usr/local/lib/sysctl.d/50-pmbpf.conf ] && [ "$paranoid" -le 2 ]; then
-	pass sysctl "kernel.perf_event_paranoid=$paranoid (/usr/local/lib/sysctl.d/50-pmbpf.conf)"
+if [ -f "$PMBPF_SYSCTL" ] && [ "$paranoid" -le 2 ]; then
+	pass sysctl "kernel.perf_event_paranoid=$paranoid ($PMBPF_SYSCTL)"
 else
 	fail sysctl "kernel.perf_event_paranoid=$paranoid: perf events need CAP_SYS_ADMIN at 3"
 fi
@@ -109,7 +119,7 @@ ruid=${uid%% *}
 pw=$(getent passwd pmbpf || true)
 static_uid=$(echo "$pw" | cut -d: -f3)
 kind=dynamic
-[ -z "$static_uid" ] || kind="static (systemd-sysusers from /usr/local/lib/sysusers.d/pmbpf.conf)"
+[ -z "$static_uid" ] || kind="static (systemd-sysusers from $PMBPF_SYSUSERS)"
 if [ "$user" = pmbpf ] && [ "$ruid" -ne 0 ] && [ "$uid" = "$ruid $ruid $ruid $ruid" ] &&
 	{ [ -z "$static_uid" ] || [ "$static_uid" = "$ruid" ]; } && [ "$(echo "$gid" | cut -d' ' -f1)" -ne 0 ]; then
 	pass user "User=$user uid=$ruid ($kind) Uid: $uid Gid: $gid"

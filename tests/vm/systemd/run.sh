@@ -6,7 +6,7 @@
 # unit enabled, on Debian's 6.1 amd64 kernel under QEMU (TCG); check.sh runs
 # in the guest as pmbpf-vmtest.service after pmbpf.service. Usage:
 #
-#   run.sh [-o DIR] [-t SECONDS] [-k] [-n]
+#   run.sh [-o DIR] [-t SECONDS] [-k] [-n] [-d DEB]
 #
 # -o DIR    build directory (default build/vm); the guest's files go to
 #           DIR/systemd/, its console log to DIR/logs/systemd.log
@@ -14,6 +14,8 @@
 # -k        keep the console log and disk image when the guest passes too
 # -n        prepare everything (rootfs, image, initramfs), print the QEMU
 #           command, do not boot
+# -d DEB    install the Debian package (dpkg -i: its postinst makes the user
+#           and enables the unit) instead of make install
 #
 # The pmbpf installed is the top-level `make install` one (build/pmbpf, the
 # dynamically linked build: the rootfs has its libraries). Needs root. Exits 1
@@ -26,6 +28,7 @@ out=$top/build/vm
 limit=300
 keep=0
 prepare_only=0
+deb=
 
 usage() {
 	awk 'NR > 4 && !/^#/ { exit } NR > 4 { sub(/^# ?/, ""); print }' "$0" >&2
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
 	-t) limit=$2; shift 2 ;;
 	-k) keep=1; shift ;;
 	-n) prepare_only=1; shift ;;
+	-d) deb=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
 	-h | --help) usage 0 ;;
 	*) echo "run.sh: unknown argument $1" >&2; usage ;;
 	esac
@@ -70,14 +74,35 @@ t=$(now)
 root=$dir/root
 rm -rf "$root"
 cp -a "$base" "$root"
-if ! make --no-print-directory -C "$top" install DESTDIR="$root" >"$dir/install.log" 2>&1; then
+if [ -n "$deb" ]; then
+	# As apt would, without the network: the rootfs has pmbpf's libraries.
+	cp "$deb" "$root/tmp/"
+	if ! chroot "$root" dpkg -i "/tmp/$(basename "$deb")" >"$dir/install.log" 2>&1; then
+		echo "vmtest-systemd: dpkg -i $(basename "$deb") failed:" >&2
+		tail -n 20 "$dir/install.log" >&2
+		exit 1
+	fi
+	rm -f "$root/tmp/$(basename "$deb")"
+	cat >"$root/etc/pmbpf-vmtest.env" <<EOF
+PMBPF_UNIT=/lib/systemd/system/pmbpf.service
+PMBPF_BIN=/usr/sbin/pmbpf
+PMBPF_SYSCTL=/usr/lib/sysctl.d/50-pmbpf.conf
+PMBPF_SYSUSERS=/usr/lib/sysusers.d/pmbpf.conf
+PMBPF_HOW="the package $(basename "$deb")"
+EOF
+elif ! make --no-print-directory -C "$top" install DESTDIR="$root" >"$dir/install.log" 2>&1; then
 	echo "vmtest-systemd: make install DESTDIR=$root failed:" >&2
 	tail -n 20 "$dir/install.log" >&2
 	exit 1
 fi
 install -D -m 755 "$here/check.sh" "$root/usr/local/libexec/pmbpf-vmtest/check.sh"
 install -D -m 644 "$here/pmbpf-vmtest.service" "$root/etc/systemd/system/pmbpf-vmtest.service"
-systemctl --root="$root" --quiet enable pmbpf.service pmbpf-vmtest.service
+# The package's postinst enabled pmbpf.service already (tested: is-enabled).
+if [ -n "$deb" ]; then
+	systemctl --root="$root" --quiet enable pmbpf-vmtest.service
+else
+	systemctl --root="$root" --quiet enable pmbpf.service pmbpf-vmtest.service
+fi
 # Less to start under emulation: no logins, no timers, no first-boot updates.
 for u in getty.target serial-getty@.service getty@.service systemd-logind.service \
 	systemd-update-utmp.service systemd-update-utmp-runlevel.service \

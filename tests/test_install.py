@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Setting up: the README's first command works where a fresh Debian 12 has
+no make, git, sudo or man; CI runs the README's commands; bash completion
+offers commands, options, events, cgroups and PIDs from pmbpf itself.
+(The .deb is tested in a fresh Debian root by make debtest, tests/deb/.)"""
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, PMBPF, ROOT
+
+COMPLETION = os.path.join(ROOT, "deploy", "pmbpf.bash-completion")
+
+
+def readme_block(heading):
+    """The command lines of the first ```sh block after a README heading."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    start = text.index(heading)
+    block = re.search(r"```sh\n(.*?)```", text[start:], re.S).group(1)
+    return [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
+
+
+def test_readme_setup_starts_without_make():
+    """The first command of each set-up block is a script of this tree, not a make target."""
+    for heading in ("## Set up and run", "## Set up and test"):
+        first = readme_block(heading)[0]
+        assert first.split()[0] not in ("make", "sudo", "git", "man"), (heading, first)
+        path = os.path.join(ROOT, first.split()[0])
+        assert os.access(path, os.X_OK), f"{first}: not an executable file of the tree"
+        with open(path) as f:
+            assert f.readline() in ("#!/bin/sh\n", "#!/bin/bash\n"), first
+
+
+def essential_path(tmp_path):
+    """A directory with what a fresh (minbase) Debian 12 has on its PATH: the
+    files of the Essential packages, and apt. Nothing else (no make, git, sudo)."""
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Essential}\n"],
+                         capture_output=True, text=True, check=True).stdout
+    pkgs = [line.split()[0] for line in out.splitlines() if line.endswith(" yes")] + ["apt"]
+    files = subprocess.run(["dpkg", "-L"] + pkgs, capture_output=True, text=True).stdout
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for f in files.splitlines():
+        if re.match(r"^(/usr)?/s?bin/[^/]+$", f) and os.access(f, os.X_OK):
+            name = os.path.basename(f)
+            if not (bindir / name).exists():
+                (bindir / name).symlink_to(os.path.realpath(f))
+    return str(bindir)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="install-deps.sh runs as root")
+def test_install_deps_runs_with_what_a_fresh_debian_has(tmp_path):
+    """deploy/install-deps.sh with only the Essential packages' commands on
+    PATH: on this host (everything installed) it checks and exits 0."""
+    path = essential_path(tmp_path)
+    for absent in ("make", "git", "sudo", "man"):
+        assert not os.path.exists(os.path.join(path, absent)), absent
+    p = subprocess.run([os.path.join(ROOT, "deploy", "install-deps.sh")],
+                       env={"PATH": path, "LC_ALL": "C"}, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "not found" not in p.stderr, p.stderr
+
+
+def test_ci_runs_the_readme_commands():
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        ci = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    for heading in ("## Set up and run", "## Set up and test"):
+        setup = readme_block(heading)[0]
+        assert setup in ci, f".ci/run does not run the README's {setup}"
+    test = readme_block("## Set up and test")
+    assert [c for c in ci if c in test] == test, f".ci/run must run {test} in this order"
+
+
+def complete(*words):
+    """COMPREPLY of the completion function for `words` (the last one is completed)."""
+    script = (f"source {COMPLETION}\n"
+              "COMP_WORDS=(\"$@\"); COMP_CWORD=$(($# - 1)); _pmbpf\n"
+              "printf '%s\\n' \"${COMPREPLY[@]}\"\n")
+    env = dict(os.environ, PATH=os.path.dirname(PMBPF) + ":" + os.environ["PATH"])
+    p = subprocess.run(["bash", "-c", script, "bash", "pmbpf", *words], capture_output=True,
+                       text=True, env=env, timeout=30)
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    return [w for w in p.stdout.splitlines() if w]
+
+
+def help_options(cmd):
+    out = subprocess.run([PMBPF, cmd, "--help"], capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        m = re.match(r"^ +(-\S.*?)(?:  |$)", line)
+        if m:
+            names |= set(re.findall(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)", m.group(1)))
+    return names
+
+
+def test_completion_commands_and_options():
+    out = subprocess.run([PMBPF, "help"], capture_output=True, text=True).stdout
+    assert set(complete("")) == set(re.findall(r"^  ([a-z]+) ", out, re.M))
+    assert complete("rec") == ["record"]
+    for cmd in ("record", "stat", "top", "serve"):
+        assert set(complete(cmd, "-")) - {"--"} == help_options(cmd), cmd
+    assert complete("record", "--max") == ["--max-procs"]
+
+
+def test_completion_arguments():
+    events = complete("record", "-e", "task-")
+    assert "task-clock" in events
+    assert "cycles,task-clock" in complete("top", "--events", "cycles,task-c")
+    assert "sched:" in complete("record", "-e", "sch")
+    assert "sched:sched_switch" in complete("record", "-e", "sched:sched_sw")
+    assert str(os.getpid()) in complete("record", "-p", str(os.getpid()))
+    assert set(complete("record", "-o", "")) == {"table", "json", "csv"}
+    assert set(complete("record", "-b", "")) == {"process", "cgroup", "all"}
+    assert "/bin/" not in complete("stat", "--", "l"), "a command after --"
+    assert "ls" in complete("stat", "-e", "task-clock", "--", "l")
+
+
+def test_completion_cgroups():
+    mnt = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[fields.index("-") + 1] == "cgroup2":
+                mnt = fields[4]
+                break
+    if not mnt:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    name = f"pmbpf-comp-{os.getpid()}"
+    os.mkdir(os.path.join(mnt, name))
+    try:
+        got = complete("record", "-G", "/pmbpf-comp-")
+        assert f"/{name}/" in got
+        assert all(os.path.isdir(mnt + g) for g in got), got
+    finally:
+        os.rmdir(os.path.join(mnt, name))
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="bash is not installed")
+def test_completion_is_valid_bash():
+    p = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
