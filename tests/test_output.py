@@ -100,3 +100,16 @@ def test_profile_output_errors(extra, tmp_path):
     p = run_into(args + ["-o", str(fifo)], subprocess.DEVNULL)
     reader.wait()
     check_sigpipe(p)
+
+
+@needs_root
+def test_session_record_carries_version_and_schema():
+    """The JSON session record names pmbpf's version (the same as --version) and the schema."""
+    version = subprocess.run([PMBPF, "--version"], capture_output=True, text=True,
+                             check=True).stdout.split()[-1]
+    out = subprocess.run([PMBPF, "record", "-e", "task-clock", "-c", "1", "-i", "0.1", "-o",
+                          "json"], capture_output=True, text=True, check=True).stdout
+    session = json.loads(out.splitlines()[0])
+    assert session["type"] == "session"
+    assert session["version"] == version
+    assert session["schema"] == 1

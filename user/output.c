@@ -65,6 +65,10 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 		jw_start_object(&w);
 		jw_key(&w, "type");
 		jw_string(&w, "session");
+		jw_key(&w, "version");
+		jw_string(&w, PMBPF_VERSION);
+		jw_key(&w, "schema");
+		jw_u64(&w, 1);
 		jw_key(&w, "attach");
 		jw_string(&w, attach);
 		jw_key(&w, "cpus");
