@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Where the output goes wrong: a reader that goes away, a full disk."""
+import json
 import os
 import signal
 import subprocess
