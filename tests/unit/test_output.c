@@ -265,8 +265,8 @@ static void test_json_start(void)
 	CHECK_EQ_INT(n, 5);
 	for (i = 0; i < n; i++)
 		CHECK(json_valid(lines[i]));
-	CHECK_SUBSTR(lines[0],
-		     "\"type\":\"session\",\"attach\":\"raw_tp\",\"cpus\":8,\"pmu\":true");
+	CHECK_SUBSTR(lines[0], "\"type\":\"session\",\"version\":\"" PMBPF_VERSION
+			       "\",\"schema\":1,\"attach\":\"raw_tp\",\"cpus\":8,\"pmu\":true");
 	CHECK_SUBSTR(lines[1], "\"name\":\"cycles\",\"class\":\"hardware\",\"state\":\"counting\","
 			       "\"group\":null,\"cpus\":0,\"error\":null");
 	CHECK_SUBSTR(lines[3], "\"name\":\"LLC-load-misses\",\"class\":\"hw-cache\","
