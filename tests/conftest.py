@@ -15,6 +15,16 @@ PMBPF = os.environ.get("PMBPF", os.path.join(BUILD, "pmbpf"))
 WORK = os.path.join(BUILD, "workloads", "work")
 
 
+def cgroup2_mount():
+    """Where the cgroup v2 hierarchy is mounted (from mountinfo), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[fields.index("-") + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
 def can_bpf():
     return os.geteuid() == 0
 

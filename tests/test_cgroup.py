@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import PMBPF, WORK, final_figures, needs_root, work
+from conftest import PMBPF, WORK, cgroup2_mount, final_figures, needs_root, work
 
 pytestmark = needs_root
 
@@ -22,15 +22,6 @@ DOCKER = "a" * 12 + "0123456789abcdef" * 3 + "0123"
 CRI = "b" * 12 + "0123456789abcdef" * 3 + "0123"
 PODMAN = "c" * 64
 POD = str(uuid.UUID(int=0x1234567890abcdef1234567890abcdef))
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            if " - cgroup2 " in line:
-                return fields[4]
-    return None
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+import conftest
 from conftest import PMBPF, needs_root
 
 
@@ -98,12 +99,10 @@ def test_numbers_and_combinations_refused(args, pattern):
 
 
 def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            pre, _, post = line.partition(" - ")
-            if post.startswith("cgroup2 "):
-                return pre.split()[4]
-    pytest.skip("no cgroup2 mount")
+    mnt = conftest.cgroup2_mount()
+    if not mnt:
+        pytest.skip("no cgroup2 mount")
+    return mnt
 
 
 @needs_root

@@ -8,14 +8,13 @@ accounting of the same cgroup (cpu.stat) and with the workloads' getrusage.
 """
 import json
 import os
-import resource
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import PMBPF, WORK, needs_root
+from conftest import PMBPF, WORK, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -24,14 +23,6 @@ pytestmark = needs_root
 # unfiltered path. Before the fix, runs were off by +0.4% to +49% (one stale
 # span of up to 0.35 s); the deliberate stale point below fails every time.
 TOLERANCE = 0.01
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            if " - cgroup2 " in line:
-                return line.split()[4]
-    return None
 
 
 class Cgroup:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, PMBPF, WORK, needs_root
+from conftest import BUILD, PMBPF, WORK, cgroup2_mount, needs_root
 
 PROFLOAD = os.path.join(BUILD, "workloads", "profload")
 PROFLIB = os.path.join(BUILD, "workloads", "libprofhot.so")
@@ -220,16 +220,6 @@ def test_page_fault_samples_match_the_faults_taken(profiler):
     # All but the faults of its start-up, before the gate opened.
     assert faults - 300 <= samples <= faults + 10, (faults, p.stderr)
     assert share(stacks, "touch") >= 0.9, stacks
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            sep = fields.index("-")
-            if fields[sep + 1] == "cgroup2":
-                return fields[4]
-    return None
 
 
 def perf_fault_share(data):

@@ -22,7 +22,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BUILD, PMBPF, WORK, needs_root
+from conftest import BUILD, PMBPF, WORK, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -192,14 +192,6 @@ class Prometheus:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         self.log.close()
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            if " - cgroup2 " in line:
-                return line.split()[4]
-    return None
 
 
 def cgroup_usage(path):

@@ -10,6 +10,7 @@ import statistics
 import subprocess
 import time
 
+import conftest
 from conftest import PMBPF, WORK, needs_root
 
 pytestmark = needs_root
@@ -37,11 +38,10 @@ def perf_stat(*args):
 
 
 def cgroup2_mount():
-    for line in open("/proc/self/mountinfo"):
-        f = line.split()
-        if f[f.index("-") + 1] == "cgroup2":
-            return f[4]
-    raise RuntimeError("no cgroup2 mount")
+    mnt = conftest.cgroup2_mount()
+    if not mnt:
+        raise RuntimeError("no cgroup2 mount")
+    return mnt
 
 
 def test_children_counted_like_perf_stat(tmp_path):

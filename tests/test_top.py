@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, needs_root
+from conftest import PMBPF, WORK, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -229,14 +229,6 @@ def well_formed(screen, width, height):
     assert rows, screen
     assert screen[-1].startswith("?Help"), screen[-1]
     return head
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            if " - cgroup2 " in line:
-                return line.split()[4]
-    return None
 
 
 def test_not_a_terminal():
