@@ -556,13 +556,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
-	__u64 cgid, runtime = 0;
+	__u64 cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	__u64 now, lat = 0, off = 0;
 
-	cgid = bpf_get_current_pid_tgid();
-	tgid = cgid >> 32;
-	pid = (__u32)cgid;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	pid = (__u32)id;
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
@@ -577,10 +577,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		st = bpf_map_lookup_elem(&cpu_states, &zero);
 		if (!st || !st->valid)
 			return 0;
-		cgid = bpf_jiffies64();
-		if (cgid == st->refresh_jiffies)
+		tick = bpf_jiffies64();
+		if (tick == st->refresh_jiffies)
 			return 0;
-		st->refresh_jiffies = cgid;
+		st->refresh_jiffies = tick;
 		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), 0);
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		st->span_want = 0;
@@ -790,14 +790,14 @@ static __always_inline int credit_current(bool moved)
 	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct cpu_state *st;
 	__u32 zero = 0, tgid, pid;
-	__u64 cgid, runtime;
+	__u64 cgid, id, runtime;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
 		return 0;
-	cgid = bpf_get_current_pid_tgid();
-	tgid = cgid >> 32;
-	pid = (__u32)cgid;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	pid = (__u32)id;
 	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
 	runtime = unseen_span_runtime(st, task, pid, false);
