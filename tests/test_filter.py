@@ -19,8 +19,8 @@ from conftest import PMBPF, WORK, cgroup2_mount, needs_root
 pytestmark = needs_root
 
 # Relative error the filter may add per run, against the cgroup's cpu.stat
-# (beyond the unfiltered path's own error in the same run) and against the
-# unfiltered path. Before the fix, runs were off by +0.4% to +49% (one stale
+# (beyond the unfiltered path's own error in the same run); page faults
+# against the unfiltered path. Before the fix, runs were off by +0.4% to +49% (one stale
 # span of up to 0.35 s); the deliberate stale point below fails every time.
 TOLERANCE = 0.01
 
@@ -123,14 +123,14 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     assert abs(ru["cpu_s"] - truth_s) <= 0.01 * truth_s + 0.01, (ru, truth_s)
     # The unfiltered path's own deviation from cpu.stat in the same run (up to
     # +1.9% seen at load 10-20, within 0.6% on a quieter host) is pmbpf's span
-    # clock against the scheduler's: the filter may add at most 1% to it, and
-    # must agree with the unfiltered path within 1%.
+    # clock against the scheduler's: the filter may add at most 1% to it. (Not
+    # compared with the unfiltered path's time directly: for a switch-in the
+    # kernel did not report, that path credits the task leaving with the time
+    # of the task before it too, which the filtered path does not.)
     base_err = abs(unfiltered["oncpu_s"] - truth_s)
     for name, value in (("oncpu_s", got["oncpu_s"]), ("task-clock", got["task-clock"] / 1e9)):
         assert abs(value - truth_s) <= TOLERANCE * truth_s + base_err, (name, value, truth_s, ru,
                                                                          unfiltered)
-        assert abs(value - unfiltered["oncpu_s"]) <= TOLERANCE * unfiltered["oncpu_s"], \
-            (name, value, unfiltered)
     # page faults: at least every child's (born in the cgroup), and what the
     # unfiltered path credits the same cgroup
     assert got["page-faults"] >= ru["children_faults"], (got, ru)
