@@ -14,6 +14,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include "cgroup.h"
+#include "util.h"
 
 struct cg_node {
 	__u64 id;
@@ -103,13 +104,11 @@ static int not_v2(const char *arg, const char *path, const char *mount)
 	struct statfs sfs;
 
 	if (!statfs(path, &sfs) && sfs.f_type == CGROUP_SUPER_MAGIC)
-		fprintf(stderr,
-			"pmbpf: cgroup %s is a cgroup v1 directory, not cgroup v2 (mounted at %s)\n",
-			arg, mount);
+		pr_err("cgroup %s is a cgroup v1 directory, not cgroup v2 (mounted at %s)\n", arg,
+		       mount);
 	else
-		fprintf(stderr,
-			"pmbpf: %s is not a cgroup v2 directory (cgroup v2 is mounted at %s)\n",
-			arg, mount);
+		pr_err("%s is not a cgroup v2 directory (cgroup v2 is mounted at %s)\n", arg,
+		       mount);
 	return -EINVAL;
 }
 
@@ -120,13 +119,12 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	int err, n;
 
 	if (!*arg) {
-		fprintf(stderr,
-			"pmbpf: empty cgroup path: give a cgroup v2 directory, / for all\n");
+		pr_err("empty cgroup path: give a cgroup v2 directory, / for all\n");
 		return -EINVAL;
 	}
 	err = cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount));
 	if (err) {
-		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
+		pr_err("no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
 		return err;
 	}
 	/*
@@ -139,7 +137,7 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	else
 		n = snprintf(joined, sizeof(joined), "%s/%s", mount, arg[0] == '/' ? arg + 1 : arg);
 	if (n < 0 || (size_t)n >= sizeof(joined)) {
-		fprintf(stderr, "pmbpf: cgroup path too long: %s\n", arg);
+		pr_err("cgroup path too long: %s\n", arg);
 		return -ENAMETOOLONG;
 	}
 	real = realpath(joined, NULL);
@@ -153,20 +151,18 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	}
 	if (!real) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cgroup %s: %s (cgroup v2 is mounted at %s)\n", arg,
-			strerror(-err), mount);
+		pr_err("cgroup %s: %s (cgroup v2 is mounted at %s)\n", arg, strerror(-err), mount);
 		return err;
 	}
 	if (!path_below(real, mount)) {
-		fprintf(stderr,
-			"pmbpf: cgroup %s is outside the cgroup v2 hierarchy (mounted at %s)\n",
-			arg, mount);
+		pr_err("cgroup %s is outside the cgroup v2 hierarchy (mounted at %s)\n", arg,
+		       mount);
 		free(real);
 		return -EINVAL;
 	}
 	if (!cgroup__id_of(real)) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cgroup %s: %s\n", arg, strerror(-err));
+		pr_err("cgroup %s: %s\n", arg, strerror(-err));
 		free(real);
 		return err;
 	}
@@ -178,7 +174,7 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 	n = snprintf(buf, len, "%s", real);
 	free(real);
 	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "pmbpf: cgroup path too long: %s\n", arg);
+		pr_err("cgroup path too long: %s\n", arg);
 		return -ENAMETOOLONG;
 	}
 	return 0;
@@ -191,7 +187,7 @@ int cgroup__create(const char *name, char *buf, size_t len)
 
 	err = cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount));
 	if (err) {
-		fprintf(stderr, "pmbpf: no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
+		pr_err("no cgroup v2 hierarchy is mounted (%s)\n", strerror(-err));
 		return err;
 	}
 	n = snprintf(buf, len, "%s/%s", mount, name);
@@ -199,7 +195,7 @@ int cgroup__create(const char *name, char *buf, size_t len)
 		return -ENAMETOOLONG;
 	if (mkdir(buf, 0755)) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot create cgroup %s: %s\n", buf, strerror(-err));
+		pr_err("cannot create cgroup %s: %s\n", buf, strerror(-err));
 		return err;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "commands.h"
+#include "util.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -91,7 +92,7 @@ void stdout__close(void)
 	if (!err)
 		return;
 	write_error__exit(err);
-	fprintf(stderr, "pmbpf: cannot write to standard output: %s\n", strerror(-err));
+	pr_err("cannot write to standard output: %s\n", strerror(-err));
 	_exit(1);
 }
 
@@ -124,9 +125,8 @@ int privileges__check(void)
 		return 0;
 	bpf = c.bpf;
 	perfmon = c.perfmon;
-	fprintf(stderr,
-		"pmbpf: missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
-		!bpf && !perfmon ? "ies" : "y", bpf ? "" : "CAP_BPF",
-		!bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
+	pr_err("missing capabilit%s %s%s%s: run as root or grant CAP_BPF and CAP_PERFMON\n",
+	       !bpf && !perfmon ? "ies" : "y", bpf ? "" : "CAP_BPF",
+	       !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
 	return -EPERM;
 }

@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "compare.h"
 #include "json_reader.h"
+#include "util.h"
 
 struct metric_col *series__add(struct series *s, const char *name, bool time)
 {
@@ -579,8 +580,8 @@ int report__write(int fd, const char *what, const char *buf, size_t len)
 		if (n < 0 && errno == EPIPE)
 			return -EPIPE; /* the reader is gone: nothing to say */
 		if (n <= 0) {
-			fprintf(stderr, "pmbpf: cannot write %s: %s\n", what,
-				n < 0 ? strerror(errno) : "short write");
+			pr_err("cannot write %s: %s\n", what,
+			       n < 0 ? strerror(errno) : "short write");
 			return -EIO;
 		}
 		buf += n;
@@ -659,13 +660,13 @@ static int load(const char *path, struct series *s)
 
 	ret = read_file(path, &buf, &len);
 	if (ret) {
-		fprintf(stderr, "pmbpf: cannot read %s: %s\n", path, strerror(-ret));
+		pr_err("cannot read %s: %s\n", path, strerror(-ret));
 		return ret;
 	}
 	ret = series__from_json(s, buf, len, "A", err, sizeof(err));
 	free(buf);
 	if (ret) {
-		fprintf(stderr, "pmbpf: %s: %s\n", path, err);
+		pr_err("%s: %s\n", path, err);
 		return ret;
 	}
 	s->label = strdup(path);
@@ -689,22 +690,19 @@ int cmd_compare(int argc, char **argv)
 		switch (c) {
 		case 't':
 			if (nr_th == COMPARE_MAX_THRESHOLDS) {
-				fprintf(stderr, "pmbpf: at most %d thresholds\n",
-					COMPARE_MAX_THRESHOLDS);
+				pr_err("at most %d thresholds\n", COMPARE_MAX_THRESHOLDS);
 				return 2;
 			}
 			if (threshold__parse(optarg, &th[nr_th++])) {
-				fprintf(stderr,
-					"pmbpf: invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
-					optarg);
+				pr_err("invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
+				       optarg);
 				return 2;
 			}
 			break;
 		case 'o':
 			if (compare_format__parse(optarg, &fmt)) {
-				fprintf(stderr,
-					"pmbpf: unknown output format '%s': use table, json or markdown\n",
-					optarg);
+				pr_err("unknown output format '%s': use table, json or markdown\n",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -713,12 +711,12 @@ int cmd_compare(int argc, char **argv)
 				return 2;
 			return 0;
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf compare --help'\n");
+			pr_err("try 'pmbpf compare --help'\n");
 			return 2;
 		}
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "pmbpf: give two files: pmbpf compare BASE.json NEW.json\n");
+		pr_err("give two files: pmbpf compare BASE.json NEW.json\n");
 		return 2;
 	}
 	if (load(argv[optind], &base) || load(argv[optind + 1], &new))
@@ -727,13 +725,13 @@ int cmd_compare(int argc, char **argv)
 	if (!r)
 		goto out;
 	if (compare__series(&base, &new, th, nr_th, r, err, sizeof(err))) {
-		fprintf(stderr, "pmbpf: %s\n", err);
+		pr_err("%s\n", err);
 		goto out;
 	}
 	rc = r->counts[VERDICT_REGRESSION] ? 1 : 0;
 	f = open_memstream(&text, &len);
 	if (!f) {
-		fprintf(stderr, "pmbpf: %s\n", strerror(errno));
+		pr_err("%s\n", strerror(errno));
 		rc = 2;
 		goto out;
 	}

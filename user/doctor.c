@@ -623,9 +623,7 @@ int cmd_doctor(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
-				fprintf(stderr,
-					"pmbpf: unknown output format '%s': use text or json\n",
-					optarg);
+				pr_err("unknown output format '%s': use text or json\n", optarg);
 				return 2;
 			}
 			json = !strcmp(optarg, "json");
@@ -640,24 +638,23 @@ int cmd_doctor(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf doctor --help'\n");
+			pr_err("try 'pmbpf doctor --help'\n");
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf doctor --help'\n",
-			argv[optind]);
+		pr_err("unexpected argument '%s'; try 'pmbpf doctor --help'\n", argv[optind]);
 		return 2;
 	}
 	n = events__parse(events, so.events, PMBPF_MAX_EVENTS, &err);
 	if (n < 0) {
-		fprintf(stderr, "pmbpf: %s\n", err.msg);
+		pr_err("%s\n", err.msg);
 		return 2;
 	}
 	so.nr_events = n;
 	d = calloc(1, sizeof(*d));
 	if (!d) {
-		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		pr_err("%s\n", strerror(ENOMEM));
 		return 1;
 	}
 	d->runnable = true;

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include "http.h"
+#include "util.h"
 
 /*
  * Bounds on what clients can hold: connections, idle time, request size.
@@ -92,15 +93,13 @@ int http__listen(const char *addr_port)
 		goto bad;
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot resolve listen address '%s': %s\n", addr_port,
-			gai_strerror(err));
+		pr_err("cannot resolve listen address '%s': %s\n", addr_port, gai_strerror(err));
 		return -EINVAL;
 	}
 	fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot create a socket for %s: %s\n", addr_port,
-			strerror(-err));
+		pr_err("cannot create a socket for %s: %s\n", addr_port, strerror(-err));
 		freeaddrinfo(res);
 		return err;
 	}
@@ -109,8 +108,8 @@ int http__listen(const char *addr_port)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, res->ai_addr, res->ai_addrlen) || listen(fd, 128)) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot listen on %s: %s%s\n", addr_port, strerror(-err),
-			err == -EADDRINUSE ? " (another pmbpf? use --listen ADDR:PORT)" : "");
+		pr_err("cannot listen on %s: %s%s\n", addr_port, strerror(-err),
+		       err == -EADDRINUSE ? " (another pmbpf? use --listen ADDR:PORT)" : "");
 		close(fd);
 		freeaddrinfo(res);
 		return err;
@@ -118,9 +117,8 @@ int http__listen(const char *addr_port)
 	freeaddrinfo(res);
 	return fd;
 bad:
-	fprintf(stderr,
-		"pmbpf: invalid listen address '%s': give ADDR:PORT, e.g. 127.0.0.1:9465 or [::1]:9465\n",
-		addr_port);
+	pr_err("invalid listen address '%s': give ADDR:PORT, e.g. 127.0.0.1:9465 or [::1]:9465\n",
+	       addr_port);
 	return -EINVAL;
 }
 
@@ -314,7 +312,7 @@ struct http_server *http__start(int listen_fd)
 
 	if (!h) {
 		close(listen_fd);
-		fprintf(stderr, "pmbpf: cannot start the HTTP server: %s\n", strerror(ENOMEM));
+		pr_err("cannot start the HTTP server: %s\n", strerror(ENOMEM));
 		return NULL;
 	}
 	pthread_mutex_init(&h->lock, NULL);
@@ -327,7 +325,7 @@ struct http_server *http__start(int listen_fd)
 				on_connection, h, MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
 	if (!h->d) {
-		fprintf(stderr, "pmbpf: cannot start the HTTP server (libmicrohttpd)\n");
+		pr_err("cannot start the HTTP server (libmicrohttpd)\n");
 		close(listen_fd);
 		pthread_mutex_destroy(&h->lock);
 		free(h);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "commands.h"
 #include "events.h"
+#include "util.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -62,12 +63,12 @@ int cmd_list(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "--attr")) {
 		if (argc != 3) {
-			fprintf(stderr, "pmbpf: list --attr takes one event list\n");
+			pr_err("list --attr takes one event list\n");
 			return 2;
 		}
 		n = events__parse(argv[2], specs, PMBPF_MAX_EVENTS, &e);
 		if (n < 0) {
-			fprintf(stderr, "pmbpf: %s\n", e.msg);
+			pr_err("%s\n", e.msg);
 			return 2;
 		}
 		for (i = 0; i < n; i++)
@@ -75,7 +76,7 @@ int cmd_list(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "pmbpf: list takes at most one word\n%s", list_usage);
+		pr_err("list takes at most one word\n%s", list_usage);
 		return 2;
 	}
 	events__list(stdout, argc == 2 ? argv[1] : NULL);
@@ -99,6 +100,6 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "pmbpf: unknown command '%s'; try 'pmbpf help'\n", argv[1]);
+	pr_err("unknown command '%s'; try 'pmbpf help'\n", argv[1]);
 	return 2;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "metrics.h"
 #include "pmu.h"
+#include "util.h"
 
 double ratio(double num, double den)
 {
@@ -299,8 +300,7 @@ int metrics__parse(const char *list, struct metric_sel *sel)
 		for (i = 0; i < nr && strcmp(d[i].metric, tok); i++)
 			;
 		if (i == nr) {
-			fprintf(stderr, "pmbpf: unknown metric '%s': use ipc, mpki or topdown\n",
-				tok);
+			pr_err("unknown metric '%s': use ipc, mpki or topdown\n", tok);
 			return -EINVAL;
 		}
 		for (i = 0; i < sel->nr; i++)
@@ -309,13 +309,13 @@ int metrics__parse(const char *list, struct metric_sel *sel)
 		if (i < sel->nr)
 			continue;
 		if (sel->nr == METRIC_MAX_SEL) {
-			fprintf(stderr, "pmbpf: at most %d metrics\n", METRIC_MAX_SEL);
+			pr_err("at most %d metrics\n", METRIC_MAX_SEL);
 			return -EINVAL;
 		}
 		snprintf(sel->m[sel->nr++].name, sizeof(sel->m[0].name), "%s", tok);
 	}
 	if (!sel->nr) {
-		fprintf(stderr, "pmbpf: -M needs a metric: ipc, mpki or topdown\n");
+		pr_err("-M needs a metric: ipc, mpki or topdown\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -429,8 +429,7 @@ void metrics__report_unsupported(struct metric_sel *sel, const struct event_info
 			mu->def = NULL;
 		}
 		if (!mu->def)
-			fprintf(stderr, "pmbpf: metric %s: not supported on this host (%s)\n",
-				mu->name, mu->why);
+			pr_err("metric %s: not supported on this host (%s)\n", mu->name, mu->why);
 	}
 }
 

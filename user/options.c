@@ -18,7 +18,7 @@ int options__events(const char *list, struct session_opts *s)
 		s->nr_events = n;
 		return 0;
 	}
-	fprintf(stderr, "pmbpf: %s\n", e.msg[0] ? e.msg : strerror(-n));
+	pr_err("%s\n", e.msg[0] ? e.msg : strerror(-n));
 	return -EINVAL;
 }
 
@@ -45,9 +45,8 @@ static int add_metric_events(struct session_opts *s)
 			continue;
 		}
 		if (s->nr_events + n > PMBPF_MAX_EVENTS) {
-			fprintf(stderr,
-				"pmbpf: -M %s needs %d more events: at most %d at once with -e (fewer -e events, or -M alone)\n",
-				mu->name, n, PMBPF_MAX_EVENTS);
+			pr_err("-M %s needs %d more events: at most %d at once with -e (fewer -e events, or -M alone)\n",
+			       mu->name, n, PMBPF_MAX_EVENTS);
 			return -E2BIG;
 		}
 		mu->first = s->nr_events;
@@ -95,9 +94,8 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns)
 		return 0;
 	fmt_ns(lo, sizeof(lo), min_ns);
 	fmt_ns(hi, sizeof(hi), max_ns);
-	fprintf(stderr,
-		"pmbpf: invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n",
-		arg, lo, hi);
+	pr_err("invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n", arg,
+	       lo, hi);
 	return -EINVAL;
 }
 
@@ -105,8 +103,7 @@ int options__duration(const char *arg, __u64 *ns)
 {
 	if (!duration__parse(arg, ns))
 		return 0;
-	fprintf(stderr,
-		"pmbpf: invalid duration '%s': give 10, 10s, 500ms or 2m, at most 366 days\n", arg);
+	pr_err("invalid duration '%s': give 10, 10s, 500ms or 2m, at most 366 days\n", arg);
 	return -EINVAL;
 }
 
@@ -115,7 +112,7 @@ int options__pid(const char *arg, pid_t *pid)
 	unsigned long long v;
 
 	if (uint__parse(arg, 1, INT_MAX, &v)) {
-		fprintf(stderr, "pmbpf: invalid PID '%s'\n", arg);
+		pr_err("invalid PID '%s'\n", arg);
 		return -EINVAL;
 	}
 	*pid = (pid_t)v;
@@ -153,7 +150,7 @@ int options__max_procs(const char *arg, __u32 *max)
 	unsigned long long v;
 
 	if (uint__parse(arg, 16, 1U << 22, &v)) {
-		fprintf(stderr, "pmbpf: invalid --max-procs '%s': give 16 to 4194304\n", arg);
+		pr_err("invalid --max-procs '%s': give 16 to 4194304\n", arg);
 		return -EINVAL;
 	}
 	*max = (__u32)v;

@@ -7,6 +7,7 @@
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
+#include "util.h"
 
 int output_format__parse(const char *s, enum output_format *fmt)
 {
@@ -108,22 +109,19 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 	for (i = 0; i < nr; i++) {
 		if (ev[i].state == EVENT_COUNTING)
 			continue;
-		fprintf(stderr, "pmbpf: event %s: %s%s%s\n", ev[i].spec.name,
-			event_state__str(ev[i].state), ev[i].err ? ": " : "",
-			ev[i].err ? strerror(ev[i].err) : "");
+		pr_err("event %s: %s%s%s\n", ev[i].spec.name, event_state__str(ev[i].state),
+		       ev[i].err ? ": " : "", ev[i].err ? strerror(ev[i].err) : "");
 	}
 	for (i = 0; i < nr; i++)
 		if (ev[i].state == EVENT_PERMISSION_DENIED)
 			break;
 	if (i < nr)
-		fprintf(stderr,
-			"pmbpf: CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
+		pr_err("CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
 	for (i = 0; i < nr; i++)
 		if (ev[i].spec.kind & EVENT_HW)
 			break;
 	if (no_pmu && i < nr)
-		fprintf(stderr,
-			"pmbpf: no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
+		pr_err("no hardware PMU on this host: hardware events show '-'; CPU time, switches and software events are counted\n");
 	return 0;
 }
 

@@ -504,7 +504,7 @@ const char *tracefs__root(char *err, size_t len)
 				tracefs_dir, strerror(errno), tracefs_dir);
 			return NULL;
 		}
-		fprintf(stderr, "pmbpf: mounted tracefs at %s (it was not mounted)\n", tracefs_dir);
+		pr_err("mounted tracefs at %s (it was not mounted)\n", tracefs_dir);
 	}
 	mounted = true;
 	return tracefs_dir;

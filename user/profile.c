@@ -156,7 +156,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case 'e':
 			err = event__parse_msg(optarg, &o->event, msg, sizeof(msg));
 			if (err) {
-				fprintf(stderr, "pmbpf: %s\n", msg);
+				pr_err("%s\n", msg);
 				return -EINVAL;
 			}
 			o->event_given = true;
@@ -164,17 +164,14 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case 'F':
 			max_rate = max_sample_rate();
 			if (uint__parse(optarg, 1, max_rate, &o->freq)) {
-				fprintf(stderr,
-					"pmbpf: invalid frequency '%s': give 1 to %llu Hz (kernel.perf_event_max_sample_rate)\n",
-					optarg, max_rate);
+				pr_err("invalid frequency '%s': give 1 to %llu Hz (kernel.perf_event_max_sample_rate)\n",
+				       optarg, max_rate);
 				return -EINVAL;
 			}
 			break;
 		case 'c':
 			if (uint__parse(optarg, 1, ULLONG_MAX, &o->period)) {
-				fprintf(stderr,
-					"pmbpf: invalid period '%s': give a positive integer\n",
-					optarg);
+				pr_err("invalid period '%s': give a positive integer\n", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -216,30 +213,28 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf profile --help'\n");
+			pr_err("try 'pmbpf profile --help'\n");
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf profile --help'\n",
-			argv[optind]);
+		pr_err("unexpected argument '%s'; try 'pmbpf profile --help'\n", argv[optind]);
 		return -EINVAL;
 	}
 	if (o->freq && o->period) {
-		fprintf(stderr, "pmbpf: give either -F (frequency) or -c (period), not both\n");
+		pr_err("give either -F (frequency) or -c (period), not both\n");
 		return -EINVAL;
 	}
 	if (o->pid && o->cgroup) {
-		fprintf(stderr, "pmbpf: give either -p (a process) or -G (a cgroup), not both\n");
+		pr_err("give either -p (a process) or -G (a cgroup), not both\n");
 		return -EINVAL;
 	}
 	if (o->folded && o->svg) {
-		fprintf(stderr, "pmbpf: give either --folded or --svg, not both\n");
+		pr_err("give either --folded or --svg, not both\n");
 		return -EINVAL;
 	}
 	if (o->offcpu && (o->event_given || o->freq || o->period)) {
-		fprintf(stderr,
-			"pmbpf: --off-cpu measures time at context switches: it takes no -e, -F or -c\n");
+		pr_err("--off-cpu measures time at context switches: it takes no -e, -F or -c\n");
 		return -EINVAL;
 	}
 	return 0;
@@ -259,7 +254,7 @@ static int load(struct profile *p, bool tp_btf)
 	skel = profile_bpf__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot open BPF object: %s\n", strerror(-err));
+		pr_err("cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	skel->rodata->filter_tgid = o->pid;
@@ -300,8 +295,8 @@ static int attach_sched(struct profile *p)
 	for (i = 0; i < n; i++) {
 		err = add_link(p, bpf_program__attach(progs[i]));
 		if (err) {
-			fprintf(stderr, "pmbpf: cannot attach %s: %s\n",
-				bpf_program__name(progs[i]), strerror(-err));
+			pr_err("cannot attach %s: %s\n", bpf_program__name(progs[i]),
+			       strerror(-err));
 			return err;
 		}
 	}
@@ -349,8 +344,8 @@ static int attach_sampling(struct profile *p, bool *online)
 		p->fds[cpu] = (int)fd;
 		err = add_link(p, bpf_program__attach_perf_event(p->skel->progs.sample, (int)fd));
 		if (err) {
-			fprintf(stderr, "pmbpf: cannot attach to %s on CPU %d: %s\n", o->event.name,
-				cpu, strerror(-err));
+			pr_err("cannot attach to %s on CPU %d: %s\n", o->event.name, cpu,
+			       strerror(-err));
 			return err;
 		}
 	}
@@ -447,14 +442,13 @@ static int set_cgroup_filter(struct profile *p)
 	p->cgroup_fd = open(p->o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->cgroup_fd < 0) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot open cgroup %s: %s\n", p->o->cgroup, strerror(-err));
+		pr_err("cannot open cgroup %s: %s\n", p->o->cgroup, strerror(-err));
 		return err;
 	}
 	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.cgroup_filter), &zero, &p->cgroup_fd,
 				BPF_ANY)) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: %s is not a cgroup v2 directory: %s\n", p->o->cgroup,
-			strerror(-err));
+		pr_err("%s is not a cgroup v2 directory: %s\n", p->o->cgroup, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -476,14 +470,12 @@ static int profile_open(struct profile *p, bool *online)
 
 	err = load(p, tp_btf);
 	if (err && tp_btf) {
-		fprintf(stderr, "pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
-			strerror(-err));
+		pr_err("tp_btf programs failed to load (%s); using raw_tp\n", strerror(-err));
 		err = load(p, false);
 	}
 	if (err) {
-		fprintf(stderr,
-			"pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
-			strerror(-err));
+		pr_err("cannot load BPF programs: %s (run with -v for the verifier log)\n",
+		       strerror(-err));
 		return err;
 	}
 	if (o->cgroup) {
@@ -494,7 +486,7 @@ static int profile_open(struct profile *p, bool *online)
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.procs), on_new_proc, p, NULL);
 	if (!p->rb) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot open ring buffer: %s\n", strerror(-err));
+		pr_err("cannot open ring buffer: %s\n", strerror(-err));
 		return err;
 	}
 	err = attach_sched(p);
@@ -505,9 +497,8 @@ static int profile_open(struct profile *p, bool *online)
 		event__parse("cycles", &o->event);
 		err = attach_sampling(p, online);
 		if (err > 0 && not_supported(err)) {
-			fprintf(stderr,
-				"pmbpf: no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
-				strerror(err));
+			pr_err("no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
+			       strerror(err));
 			detach(p);
 			err = attach_sched(p);
 			if (err)
@@ -520,16 +511,14 @@ static int profile_open(struct profile *p, bool *online)
 	}
 	if (err > 0) {
 		if (err == EINVAL && o->freq)
-			fprintf(stderr,
-				"pmbpf: cannot sample %s at %llu Hz: %s (see kernel.perf_event_max_sample_rate)\n",
-				o->event.name, o->freq, strerror(err));
+			pr_err("cannot sample %s at %llu Hz: %s (see kernel.perf_event_max_sample_rate)\n",
+			       o->event.name, o->freq, strerror(err));
 		else if (not_supported(err))
-			fprintf(stderr, "pmbpf: event %s is not supported on this host: %s%s\n",
-				o->event.name, strerror(err),
-				o->event.kind & EVENT_HW ? " (no hardware PMU?)" : "");
+			pr_err("event %s is not supported on this host: %s%s\n", o->event.name,
+			       strerror(err),
+			       o->event.kind & EVENT_HW ? " (no hardware PMU?)" : "");
 		else
-			fprintf(stderr, "pmbpf: cannot open event %s: %s\n", o->event.name,
-				strerror(err));
+			pr_err("cannot open event %s: %s\n", o->event.name, strerror(err));
 		return -err;
 	}
 	return err;
@@ -740,7 +729,7 @@ static int fold_all(struct profile *p, struct folded **out, size_t *nr_out)
 		return -ENOMEM;
 	err = read_counts(p, &e, &n);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot read the stack counts: %s\n", strerror(-err));
+		pr_err("cannot read the stack counts: %s\n", strerror(-err));
 		goto out;
 	}
 	/* Live processes may have loaded libraries since they were first seen. */
@@ -865,12 +854,12 @@ static int profile_run(struct profile *p)
 			continue;
 		}
 		if (err < 0) {
-			fprintf(stderr, "pmbpf: cannot read the ring buffer: %s\n", strerror(-err));
+			pr_err("cannot read the ring buffer: %s\n", strerror(-err));
 			return err;
 		}
 		err = 0;
 		if (o->pid && process__state(o->pid) != PROCESS_RUNNING) {
-			fprintf(stderr, "pmbpf: process %d exited\n", o->pid);
+			pr_err("process %d exited\n", o->pid);
 			break;
 		}
 	}
@@ -899,7 +888,7 @@ static void announce(const struct profile_opts *o)
 		snprintf(until, sizeof(until), "for %.3g s", o->duration_ns / 1e9);
 	else
 		snprintf(until, sizeof(until), "until SIGINT");
-	fprintf(stderr, "pmbpf: profiling %s, %s, %s\n", what, scope, until);
+	pr_err("profiling %s, %s, %s\n", what, scope, until);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -920,7 +909,7 @@ int cmd_profile(int argc, char **argv)
 	if (o.output) {
 		out = fopen(o.output, "we");
 		if (!out) {
-			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(errno));
+			pr_err("cannot write %s: %s\n", o.output, strerror(errno));
 			return 1;
 		}
 	}
@@ -933,7 +922,7 @@ int cmd_profile(int argc, char **argv)
 	p.nr_cpus = libbpf_num_possible_cpus();
 	if (p.nr_cpus <= 0) {
 		err = p.nr_cpus ? p.nr_cpus : -EINVAL;
-		fprintf(stderr, "pmbpf: cannot count CPUs: %s\n", strerror(-err));
+		pr_err("cannot count CPUs: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	online = calloc(p.nr_cpus, sizeof(*online));
@@ -943,7 +932,7 @@ int cmd_profile(int argc, char **argv)
 	}
 	err = cpus__online(online, p.nr_cpus);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot read online CPUs: %s\n", strerror(-err));
+		pr_err("cannot read online CPUs: %s\n", strerror(-err));
 		goto cleanup;
 	}
 	err = profile_open(&p, online);
@@ -968,22 +957,20 @@ int cmd_profile(int argc, char **argv)
 	if (err) {
 		/* stdout's write errors are reported once, at exit */
 		if (out != stdout && err != -EPIPE)
-			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
+			pr_err("cannot write %s: %s\n", o.output, strerror(-err));
 		goto cleanup;
 	}
 	if (o.offcpu)
-		fprintf(stderr,
-			"pmbpf: %llu us off-CPU in %llu switches, %llu ns lost (map full), %llu stack errors, %zu stacks\n",
-			(unsigned long long)(p.stats[PROFILE_STAT_WEIGHT] / 1000),
-			(unsigned long long)p.stats[PROFILE_STAT_SWITCHES_OUT],
-			(unsigned long long)p.stats[PROFILE_STAT_LOST],
-			(unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
+		pr_err("%llu us off-CPU in %llu switches, %llu ns lost (map full), %llu stack errors, %zu stacks\n",
+		       (unsigned long long)(p.stats[PROFILE_STAT_WEIGHT] / 1000),
+		       (unsigned long long)p.stats[PROFILE_STAT_SWITCHES_OUT],
+		       (unsigned long long)p.stats[PROFILE_STAT_LOST],
+		       (unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
 	else
-		fprintf(stderr,
-			"pmbpf: %llu samples of %s, %llu lost (map full), %llu stack errors, %zu stacks\n",
-			(unsigned long long)p.stats[PROFILE_STAT_SAMPLES], o.event.name,
-			(unsigned long long)p.stats[PROFILE_STAT_LOST],
-			(unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
+		pr_err("%llu samples of %s, %llu lost (map full), %llu stack errors, %zu stacks\n",
+		       (unsigned long long)p.stats[PROFILE_STAT_SAMPLES], o.event.name,
+		       (unsigned long long)p.stats[PROFILE_STAT_LOST],
+		       (unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
 
 cleanup:
 	for (i = 0; i < nr_lines; i++)
@@ -994,7 +981,7 @@ cleanup:
 	if (out != stdout && fclose(out) && !err) {
 		err = -errno;
 		if (err != -EPIPE)
-			fprintf(stderr, "pmbpf: cannot write %s: %s\n", o.output, strerror(-err));
+			pr_err("cannot write %s: %s\n", o.output, strerror(-err));
 	}
 	write_error__exit(err);
 	return err ? 1 : 0;

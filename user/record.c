@@ -79,26 +79,21 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'c':
 			if (uint__parse(optarg, 1, ULLONG_MAX, &o->count)) {
-				fprintf(stderr,
-					"pmbpf: invalid count '%s': give a positive integer\n",
-					optarg);
+				pr_err("invalid count '%s': give a positive integer\n", optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &o->format)) {
-				fprintf(stderr,
-					"pmbpf: unknown output format '%s': use table, json or csv\n",
-					optarg);
+				pr_err("unknown output format '%s': use table, json or csv\n",
+				       optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'b':
 			if (strcmp(optarg, "process") && strcmp(optarg, "cgroup") &&
 			    strcmp(optarg, "all")) {
-				fprintf(stderr,
-					"pmbpf: invalid --by '%s': use process, cgroup or all\n",
-					optarg);
+				pr_err("invalid --by '%s': use process, cgroup or all\n", optarg);
 				return -EINVAL;
 			}
 			o->by = optarg;
@@ -107,18 +102,16 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf record --help'\n");
+			pr_err("try 'pmbpf record --help'\n");
 			return -EINVAL;
 		}
 	}
 	if (o->by && o->format == OUTPUT_CSV && !strcmp(o->by, "all")) {
-		fprintf(stderr,
-			"pmbpf: csv holds one kind of row: use --by process or --by cgroup\n");
+		pr_err("csv holds one kind of row: use --by process or --by cgroup\n");
 		return -EINVAL;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf record --help'\n",
-			argv[optind]);
+		pr_err("unexpected argument '%s'; try 'pmbpf record --help'\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -208,7 +201,7 @@ int cmd_record(int argc, char **argv)
 				snapshot__sort_cgroups(&snap);
 				err = output__snapshot(&out, &snap);
 			}
-			fprintf(stderr, "pmbpf: process %d exited\n", o.s.pid);
+			pr_err("process %d exited\n", o.s.pid);
 			break;
 		}
 	}

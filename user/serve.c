@@ -151,17 +151,15 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			break;
 		case 'k':
 			if (uint__parse(optarg, 0, 100000, &v)) {
-				fprintf(stderr, "pmbpf: invalid --top-k '%s': give 0 to 100000\n",
-					optarg);
+				pr_err("invalid --top-k '%s': give 0 to 100000\n", optarg);
 				return -EINVAL;
 			}
 			o->top_k = (unsigned int)v;
 			break;
 		case 'g':
 			if (duration__parse(optarg, &o->grace_ns)) {
-				fprintf(stderr,
-					"pmbpf: invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
-					optarg);
+				pr_err("invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
+				       optarg);
 				return -EINVAL;
 			}
 			break;
@@ -169,13 +167,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf serve --help'\n");
+			pr_err("try 'pmbpf serve --help'\n");
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf serve --help'\n",
-			argv[optind]);
+		pr_err("unexpected argument '%s'; try 'pmbpf serve --help'\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -270,13 +267,13 @@ static int collect(struct serve *sv)
 	sv->self.collections++;
 	err = prom__update(sv->ps, &sv->snap, t1);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot update metrics: %s\n", strerror(-err));
+		pr_err("cannot update metrics: %s\n", strerror(-err));
 		return err;
 	}
 	self_figures(sv);
 	prom__render(sv->ps, &sv->snap, &sv->self, &sv->out);
 	if (sv->out.failed) {
-		fprintf(stderr, "pmbpf: cannot render metrics: %s\n", strerror(ENOMEM));
+		pr_err("cannot render metrics: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	if (sv->http)
@@ -318,15 +315,14 @@ static int run(struct serve *sv, const sigset_t *set)
 		if (sig == SIGTERM || sig == SIGINT)
 			return 0;
 		if (sig == SIGHUP) {
-			fprintf(stderr,
-				"pmbpf: SIGHUP ignored: options come from the command line, restart to change them\n");
+			pr_err("SIGHUP ignored: options come from the command line, restart to change them\n");
 			continue;
 		}
 		now = now_ns(CLOCK_MONOTONIC);
 		if (now >= next) {
 			err = collect(sv);
 			if (err) {
-				fprintf(stderr, "pmbpf: collection failed: %s\n", strerror(-err));
+				pr_err("collection failed: %s\n", strerror(-err));
 				return err;
 			}
 			next += sv->o.interval_ns;
@@ -366,9 +362,8 @@ int cmd_serve(int argc, char **argv)
 	if (privileges__check())
 		return 1;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr,
-			"pmbpf: no kernel BTF (/sys/kernel/btf/vmlinux: %s): pmbpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n",
-			strerror(errno));
+		pr_err("no kernel BTF (/sys/kernel/btf/vmlinux: %s): pmbpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y\n",
+		       strerror(errno));
 		return 1;
 	}
 
@@ -395,7 +390,7 @@ int cmd_serve(int argc, char **argv)
 	po.ctx = &sv;
 	sv.ps = prom__new(&po);
 	if (!sv.ps) {
-		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		pr_err("%s\n", strerror(ENOMEM));
 		close(fd);
 		return 1;
 	}
@@ -427,8 +422,8 @@ int cmd_serve(int argc, char **argv)
 		"READY=1\nSTATUS=serving http://%s/metrics, collecting every %.3gs (%s)\nMAINPID=%d",
 		where, sv.o.interval_ns / 1e9, session__attach_kind(sv.s), (int)getpid());
 	notify(status);
-	fprintf(stderr, "pmbpf: serving http://%s/metrics, collecting every %.3gs\n", where,
-		sv.o.interval_ns / 1e9);
+	pr_err("serving http://%s/metrics, collecting every %.3gs\n", where,
+	       sv.o.interval_ns / 1e9);
 
 	err = run(&sv, &set);
 	notify("STOPPING=1");

@@ -202,8 +202,8 @@ static int enable_leaders(struct session *s)
 			if (fd < 0 || group_leader_fd(s, ev->spec.group, cpu) != fd)
 				continue;
 			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
-				fprintf(stderr, "pmbpf: cannot enable group of %s: %s\n",
-					ev->spec.name, strerror(errno));
+				pr_err("cannot enable group of %s: %s\n", ev->spec.name,
+				       strerror(errno));
 				return -errno;
 			}
 		}
@@ -290,9 +290,8 @@ static int open_events(struct session *s, const struct session_opts *o)
 		s->fds[i] = -1;
 
 	if (o->default_events && !pmu__available())
-		fprintf(stderr,
-			"pmbpf: no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
-			") instead of " DEFAULT_EVENTS "\n");
+		pr_err("no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
+		       ") instead of " DEFAULT_EVENTS "\n");
 	s->nr_events = o->nr_events;
 	for (i = 0; i < o->nr_events; i++) {
 		s->ev[i].spec = o->events[i];
@@ -313,15 +312,13 @@ static int open_events(struct session *s, const struct session_opts *o)
 			close_slot(s, slot);
 			group_names(s, ev->spec.group, names, sizeof(names));
 			if (!o->default_events) {
-				fprintf(stderr,
-					"pmbpf: group %s does not fit the PMU's counters together: split it into smaller groups\n",
-					names);
+				pr_err("group %s does not fit the PMU's counters together: split it into smaller groups\n",
+				       names);
 				return -E2BIG;
 			}
 			if (!default_split)
-				fprintf(stderr,
-					"pmbpf: the default events do not fit one group on this PMU; counting %s outside the group\n",
-					ev->spec.name);
+				pr_err("the default events do not fit one group on this PMU; counting %s outside the group\n",
+				       ev->spec.name);
 			default_split = true;
 			ev->spec.group = -1;
 			err = open_event(s, i, slot, false);
@@ -331,8 +328,7 @@ static int open_events(struct session *s, const struct session_opts *o)
 		if (err) {
 			ev->slot = -1;
 			if (ev->state == EVENT_ERROR) {
-				fprintf(stderr, "pmbpf: cannot open event %s: %s\n", ev->spec.name,
-					strerror(err));
+				pr_err("cannot open event %s: %s\n", ev->spec.name, strerror(err));
 				return -err;
 			}
 			continue;
@@ -388,7 +384,7 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	skel = pmbpf_bpf__open();
 	if (!skel) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot open BPF object: %s\n", strerror(-err));
+		pr_err("cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
 	skel->rodata->nr_cpus = s->nr_cpus;
@@ -440,8 +436,7 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 				continue;
 			if (bpf_map_update_elem(fd, &idx, &efd, BPF_ANY)) {
 				err = -errno;
-				fprintf(stderr, "pmbpf: cannot store counter fd: %s\n",
-					strerror(-err));
+				pr_err("cannot store counter fd: %s\n", strerror(-err));
 				return err;
 			}
 		}
@@ -454,7 +449,7 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 	free(zeros);
 	if (err) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot create the overflow entry: %s\n", strerror(-err));
+		pr_err("cannot create the overflow entry: %s\n", strerror(-err));
 		return err;
 	}
 
@@ -481,8 +476,8 @@ static int attach(struct session *s)
 		s->links[i] = bpf_program__attach(progs[i]);
 		if (!s->links[i]) {
 			err = -errno;
-			fprintf(stderr, "pmbpf: cannot attach %s: %s\n",
-				bpf_program__name(progs[i]), strerror(-err));
+			pr_err("cannot attach %s: %s\n", bpf_program__name(progs[i]),
+			       strerror(-err));
 			return err;
 		}
 	}
@@ -502,7 +497,7 @@ static int flush_cpus(struct session *s)
 		err = bpf_prog_test_run_opts(fd, &opts);
 		if (err && errno != ENXIO && errno != ENODEV) {
 			err = -errno;
-			fprintf(stderr, "pmbpf: cannot flush CPU %d: %s\n", cpu, strerror(-err));
+			pr_err("cannot flush CPU %d: %s\n", cpu, strerror(-err));
 			return err;
 		}
 	}
@@ -614,8 +609,7 @@ static int cpus_refresh(struct session *s)
 			continue;
 		err = cpu_reopen(s, cpu);
 		if (err && err != -ENODEV && err != -ENXIO) {
-			fprintf(stderr, "pmbpf: cannot reopen the counters of CPU %d: %s\n", cpu,
-				strerror(-err));
+			pr_err("cannot reopen the counters of CPU %d: %s\n", cpu, strerror(-err));
 			return err;
 		}
 	}
@@ -654,7 +648,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s->nr_cpus = libbpf_num_possible_cpus();
 	if (s->nr_cpus <= 0) {
 		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
-		fprintf(stderr, "pmbpf: cannot count CPUs: %s\n", strerror(-err));
+		pr_err("cannot count CPUs: %s\n", strerror(-err));
 		goto fail;
 	}
 	s->online = calloc(s->nr_cpus, sizeof(*s->online));
@@ -666,7 +660,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	}
 	err = cpus__online(s->online, s->nr_cpus);
 	if (err) {
-		fprintf(stderr, "pmbpf: cannot read online CPUs: %s\n", strerror(-err));
+		pr_err("cannot read online CPUs: %s\n", strerror(-err));
 		goto fail;
 	}
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
@@ -676,9 +670,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	features__probe(&s->feat);
 	err = features__missing_required(&s->feat);
 	if (err >= 0) {
-		fprintf(stderr,
-			"pmbpf: this kernel lacks %s (since Linux %s), which pmbpf needs; pmbpf doctor lists what it has\n",
-			features__table[err].name, features__table[err].since);
+		pr_err("this kernel lacks %s (since Linux %s), which pmbpf needs; pmbpf doctor lists what it has\n",
+		       features__table[err].name, features__table[err].since);
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
@@ -692,16 +685,14 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (!o->force_raw_tp && features__tp_btf_usable(&s->feat)) {
 		err = load(s, o, true);
 		if (err)
-			fprintf(stderr,
-				"pmbpf: tp_btf programs failed to load (%s); using raw_tp\n",
-				strerror(-err));
+			pr_err("tp_btf programs failed to load (%s); using raw_tp\n",
+			       strerror(-err));
 	}
 	if (!s->skel) {
 		err = load(s, o, false);
 		if (err) {
-			fprintf(stderr,
-				"pmbpf: cannot load BPF programs: %s (run with -v for the verifier log)\n",
-				strerror(-err));
+			pr_err("cannot load BPF programs: %s (run with -v for the verifier log)\n",
+			       strerror(-err));
 			goto fail;
 		}
 	}
@@ -721,7 +712,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.exits), on_exit_record, s, NULL);
 	if (!s->rb) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot open ring buffer: %s\n", strerror(-err));
+		pr_err("cannot open ring buffer: %s\n", strerror(-err));
 		goto fail;
 	}
 
@@ -1034,7 +1025,7 @@ static int read_map(struct session *s)
 				s->chunk = chunk;
 				continue;
 			}
-			fprintf(stderr, "pmbpf: cannot read counts map: %s\n", strerror(-err));
+			pr_err("cannot read counts map: %s\n", strerror(-err));
 			return err;
 		}
 		for (i = 0; i < count; i++) {
@@ -1284,7 +1275,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 		return err;
 	err = ring_buffer__consume(s->rb);
 	if (err < 0) {
-		fprintf(stderr, "pmbpf: cannot read exit records: %s\n", strerror(-err));
+		pr_err("cannot read exit records: %s\n", strerror(-err));
 		return err;
 	}
 	err = on_exits(s);

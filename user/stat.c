@@ -273,12 +273,12 @@ static void child(int go_fd, const char *cgroup, bool inside, char **argv)
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
-		fprintf(stderr, "pmbpf: cannot move into %s: %s\n", cgroup, strerror(errno));
+		pr_err("cannot move into %s: %s\n", cgroup, strerror(errno));
 		_exit(127);
 	}
 exec:
 	execvp(argv[0], argv);
-	fprintf(stderr, "pmbpf: cannot run %s: %s\n", argv[0], strerror(errno));
+	pr_err("cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
 }
 
@@ -373,13 +373,13 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 
 	snprintf(cg, sizeof(cg), "%s/run-%d", ctx->cgroup, index);
 	if (mkdir(cg, 0755)) {
-		fprintf(stderr, "pmbpf: cannot create cgroup %s: %s\n", cg, strerror(errno));
+		pr_err("cannot create cgroup %s: %s\n", cg, strerror(errno));
 		return -errno;
 	}
 	cgid = cgroup__id_of(cg);
 	if (pipe2(go, O_CLOEXEC)) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: pipe: %s\n", strerror(errno));
+		pr_err("pipe: %s\n", strerror(errno));
 		goto out_rmdir;
 	}
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -388,7 +388,7 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 		close(cgfd);
 	if (pid < 0) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: fork: %s\n", strerror(errno));
+		pr_err("fork: %s\n", strerror(errno));
 		close(go[0]);
 		close(go[1]);
 		goto out_rmdir;
@@ -402,7 +402,7 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 	t0 = now_ns(CLOCK_MONOTONIC);
 	if (write(go[1], "g", 1) != 1) {
 		err = -errno;
-		fprintf(stderr, "pmbpf: cannot start the command: %s\n", strerror(errno));
+		pr_err("cannot start the command: %s\n", strerror(errno));
 	}
 	close(go[1]);
 	next = t0 + ctx->interval_ns;
@@ -447,7 +447,7 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 	proctable__free(&seen);
 out_rmdir:
 	if (rmdir(cg) && errno == EBUSY)
-		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n", cg);
+		pr_err("processes of the command are still running in %s\n", cg);
 	return err;
 }
 
@@ -797,7 +797,7 @@ static int report(struct stat_ctx *ctx, int *verdict_rc)
 			goto out;
 		}
 		if (compare__series(&a, &b, ctx->th, ctx->nr_th, cmp, err, sizeof(err))) {
-			fprintf(stderr, "pmbpf: %s\n", err);
+			pr_err("%s\n", err);
 			*verdict_rc = 2;
 			ret = -EINVAL;
 			goto out;
@@ -837,13 +837,13 @@ static int report(struct stat_ctx *ctx, int *verdict_rc)
 	if (ret == -EPIPE)
 		ret = 0;
 	if (!ret && ctx->out_path && ctx->out_fd != STDOUT_FILENO && close(ctx->out_fd)) {
-		fprintf(stderr, "pmbpf: cannot write %s: %s\n", ctx->out_path, strerror(errno));
+		pr_err("cannot write %s: %s\n", ctx->out_path, strerror(errno));
 		ret = -EIO;
 	}
 	ctx->out_fd = -1;
 out:
 	if (ret == -ENOMEM)
-		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		pr_err("%s\n", strerror(ENOMEM));
 	free(text);
 	free(cmp);
 	series__free(&a);
@@ -854,9 +854,8 @@ out:
 static void note_stale(const char *path, bool busy, void *ctx)
 {
 	if (busy)
-		fprintf(stderr,
-			"pmbpf: %s, left by a killed pmbpf stat, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
-			path, path);
+		pr_err("%s, left by a killed pmbpf stat, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
+		       path, path);
 }
 
 /* pmbpf-stat-PID-START below the cgroup2 mount: no other process of this boot has both. */
@@ -884,8 +883,7 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		switch (c) {
 		case 'r':
 			if (uint__parse(optarg, 1, MAX_RUNS, &n)) {
-				fprintf(stderr, "pmbpf: invalid --repeat '%s': give 1 to %d\n",
-					optarg, MAX_RUNS);
+				pr_err("invalid --repeat '%s': give 1 to %d\n", optarg, MAX_RUNS);
 				return 2;
 			}
 			ctx->repeat = (int)n;
@@ -896,18 +894,16 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		case 't':
 			if (ctx->nr_th == COMPARE_MAX_THRESHOLDS ||
 			    threshold__parse(optarg, &ctx->th[ctx->nr_th++])) {
-				fprintf(stderr,
-					"pmbpf: invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
-					optarg);
+				pr_err("invalid --threshold '%s': give NAME=+P%% or NAME=-P%% (0 < P < 1000)\n",
+				       optarg);
 				return 2;
 			}
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &ctx->format) ||
 			    ctx->format == OUTPUT_CSV) {
-				fprintf(stderr,
-					"pmbpf: unknown output format '%s': use table or json (-O FILE names a file)\n",
-					optarg);
+				pr_err("unknown output format '%s': use table or json (-O FILE names a file)\n",
+				       optarg);
 				return 2;
 			}
 			break;
@@ -924,12 +920,12 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 				       1 :
 				       -1;
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf stat --help'\n");
+			pr_err("try 'pmbpf stat --help'\n");
 			return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "pmbpf: no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
+		pr_err("no command given: pmbpf stat [OPTIONS] -- COMMAND\n");
 		return 2;
 	}
 	ctx->argv_a = argv + optind;
@@ -938,8 +934,7 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 			break;
 	if (ctx->ab) {
 		if (i == argc || i == optind || i + 1 == argc) {
-			fprintf(stderr,
-				"pmbpf: --ab needs two commands: -- COMMAND_A [ARGS] --- COMMAND_B [ARGS]\n");
+			pr_err("--ab needs two commands: -- COMMAND_A [ARGS] --- COMMAND_B [ARGS]\n");
 			return 2;
 		}
 		argv[i] = NULL;
@@ -947,12 +942,11 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		if (!ctx->repeat)
 			ctx->repeat = 7;
 		if (ctx->repeat < 2) {
-			fprintf(stderr,
-				"pmbpf: --ab needs -r 2 or more: a verdict needs the spread of the runs\n");
+			pr_err("--ab needs -r 2 or more: a verdict needs the spread of the runs\n");
 			return 2;
 		}
 	} else if (ctx->nr_th) {
-		fprintf(stderr, "pmbpf: --threshold goes with --ab (or pmbpf compare)\n");
+		pr_err("--threshold goes with --ab (or pmbpf compare)\n");
 		return 2;
 	}
 	if (!ctx->repeat)
@@ -976,8 +970,7 @@ int cmd_stat(int argc, char **argv)
 	if (ctx.out_path && strcmp(ctx.out_path, "-")) {
 		ctx.out_fd = open(ctx.out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (ctx.out_fd < 0) {
-			fprintf(stderr, "pmbpf: cannot create %s: %s\n", ctx.out_path,
-				strerror(errno));
+			pr_err("cannot create %s: %s\n", ctx.out_path, strerror(errno));
 			return 1;
 		}
 	} else if (ctx.out_path) {
@@ -985,7 +978,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	ctx.runs = calloc((size_t)ctx.repeat * (ctx.ab ? 2 : 1), sizeof(*ctx.runs));
 	if (!ctx.runs) {
-		fprintf(stderr, "pmbpf: %s\n", strerror(ENOMEM));
+		pr_err("%s\n", strerror(ENOMEM));
 		goto out_close;
 	}
 	if (privileges__check() || stat_signals__setup())
@@ -1013,17 +1006,16 @@ int cmd_stat(int argc, char **argv)
 			if (ctx.repeat == 1 && !ctx.ab)
 				continue;
 			if (r->exit_code) {
-				fprintf(stderr, "pmbpf: run %d (%c) exited with %d: no %s\n",
-					ctx.nr_runs, r->group, r->exit_code,
-					ctx.ab ? "comparison" : "report");
+				pr_err("run %d (%c) exited with %d: no %s\n", ctx.nr_runs, r->group,
+				       r->exit_code, ctx.ab ? "comparison" : "report");
 				rc = r->exit_code;
 				goto out_session;
 			}
 		}
 	}
 	if (exiting && (ctx.repeat > 1 || ctx.ab)) {
-		fprintf(stderr, "pmbpf: interrupted after %d of %d runs: no report\n", ctx.nr_runs,
-			ctx.repeat * (ctx.ab ? 2 : 1));
+		pr_err("interrupted after %d of %d runs: no report\n", ctx.nr_runs,
+		       ctx.repeat * (ctx.ab ? 2 : 1));
 		rc = 128 + last_signal;
 		goto out_session;
 	}
@@ -1037,8 +1029,7 @@ out_session:
 	snapshot__free(&ctx.snap);
 out_rmdir:
 	if (rmdir_tree(ctx.cgroup) == -EBUSY)
-		fprintf(stderr, "pmbpf: processes of the command are still running in %s\n",
-			ctx.cgroup);
+		pr_err("processes of the command are still running in %s\n", ctx.cgroup);
 out_close:
 	if (ctx.out_fd > STDERR_FILENO)
 		close(ctx.out_fd);

@@ -209,13 +209,12 @@ static int parse_args(int argc, char **argv, struct top *t)
 			fputs(usage, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "pmbpf: try 'pmbpf top --help'\n");
+			pr_err("try 'pmbpf top --help'\n");
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "pmbpf: unexpected argument '%s'; try 'pmbpf top --help'\n",
-			argv[optind]);
+		pr_err("unexpected argument '%s'; try 'pmbpf top --help'\n", argv[optind]);
 		return -EINVAL;
 	}
 	return 0;
@@ -1102,7 +1101,7 @@ int cmd_top(int argc, char **argv)
 	int err = 1;
 
 	if (!t) {
-		fprintf(stderr, "pmbpf: out of memory\n");
+		pr_err("out of memory\n");
 		return 1;
 	}
 	t->interval_ns = 1000000000ULL;
@@ -1112,9 +1111,8 @@ int cmd_top(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO)) {
-		fprintf(stderr,
-			"pmbpf: top needs a terminal (standard %s is not one); for pipes, files and scripts use 'pmbpf record' (-o json, -o csv)\n",
-			isatty(STDOUT_FILENO) ? "input" : "output");
+		pr_err("top needs a terminal (standard %s is not one); for pipes, files and scripts use 'pmbpf record' (-o json, -o csv)\n",
+		       isatty(STDOUT_FILENO) ? "input" : "output");
 		goto cleanup;
 	}
 	if (options__default_events(&t->so)) {
@@ -1127,7 +1125,7 @@ int cmd_top(int argc, char **argv)
 		goto cleanup;
 	t->users = top_users__new("/proc");
 	if (!t->users) {
-		fprintf(stderr, "pmbpf: out of memory\n");
+		pr_err("out of memory\n");
 		goto cleanup;
 	}
 	if (session__open(&t->s, &t->so))
@@ -1141,14 +1139,14 @@ int cmd_top(int argc, char **argv)
 	stderr_capture();
 	if (curses__start()) {
 		stderr_restore();
-		fprintf(stderr, "pmbpf: cannot set up the terminal (TERM=%s): try TERM=xterm\n",
-			getenv("TERM") ? getenv("TERM") : "");
+		pr_err("cannot set up the terminal (TERM=%s): try TERM=xterm\n",
+		       getenv("TERM") ? getenv("TERM") : "");
 		goto cleanup;
 	}
 	err = run(t);
 	terminal_restore();
 	if (err) {
-		fprintf(stderr, "pmbpf: collection failed: %s\n", strerror(-err));
+		pr_err("collection failed: %s\n", strerror(-err));
 		err = 1;
 	}
 

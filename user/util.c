@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,16 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "util.h"
+
+void pr_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pmbpf: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
 		     unsigned long flags)
@@ -192,12 +203,11 @@ int process__check_running(pid_t pid)
 	case PROCESS_RUNNING:
 		return 0;
 	case PROCESS_ZOMBIE:
-		fprintf(stderr,
-			"pmbpf: process %d is not running: it exited (a zombie its parent has not reaped)\n",
-			(int)pid);
+		pr_err("process %d is not running: it exited (a zombie its parent has not reaped)\n",
+		       (int)pid);
 		return -ESRCH;
 	default:
-		fprintf(stderr, "pmbpf: no process with PID %d\n", (int)pid);
+		pr_err("no process with PID %d\n", (int)pid);
 		return -ESRCH;
 	}
 }

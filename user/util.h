@@ -7,6 +7,11 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+/*
+ * The one error printer: "pmbpf: " and the message, on stderr. Every
+ * one-line error and warning goes through it (fmt ends with its newline).
+ */
+void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 __u64 now_ns(clockid_t clk);
 struct perf_event_attr;
 long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
