@@ -173,29 +173,6 @@ static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create
 	return bpf_map_lookup_elem(&task_ts_hash, &pid);
 }
 
-static __always_inline __u32 log2_slot(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v >= (1ULL << 32)) << 5;
-	v >>= shift;
-	r |= shift;
-	shift = (v >= (1 << 16)) << 4;
-	v >>= shift;
-	r |= shift;
-	shift = (v >= (1 << 8)) << 3;
-	v >>= shift;
-	r |= shift;
-	shift = (v >= (1 << 4)) << 2;
-	v >>= shift;
-	r |= shift;
-	shift = (v >= (1 << 2)) << 1;
-	v >>= shift;
-	r |= shift;
-	r |= (v >> 1);
-	return r;
-}
-
 /*
  * struct cgroup before 6.0 kept its ancestors' ids (ancestor_ids[], which
  * are kernfs ids, the ids pmbpf uses); commit 7f203bc89eb6 ("cgroup:
@@ -382,11 +359,11 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	if (runtime && runtime < span)
 		mine = runtime;
 	if (rest && st->valid)
-		rest->oncpu_ns += span - mine;
+		rest->n[PMBPF_N_ONCPU_NS] += span - mine;
 	if (c && st->valid) {
-		c->oncpu_ns += mine;
-		c->nvcsw += st->pend_nvcsw;
-		c->nivcsw += st->pend_nivcsw;
+		c->n[PMBPF_N_ONCPU_NS] += mine;
+		c->n[PMBPF_N_NVCSW] += st->pend_nvcsw;
+		c->n[PMBPF_N_NIVCSW] += st->pend_nivcsw;
 	}
 	/*
 	 * Seen on 6.18: rarely, the task switched in is not the one switched
@@ -395,21 +372,19 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns) && st->pend_tgid != tgid) {
 		stat_inc(PMBPF_STAT_WAIT_UNMATCHED);
 	} else if (c && st->valid) {
-		c->offcpu_ns += st->pend_offcpu_ns;
+		c->n[PMBPF_N_OFFCPU_NS] += st->pend_offcpu_ns;
 		if (st->pend_runq) {
 			__u64 lat = st->pend_runq_ns;
-			__u64 slot = log2_slot(lat / 1000);
+			__u64 slot = pmbpf_runq_slot(lat);
 
-			c->runq_count++;
-			c->runq_total_ns += lat;
+			c->n[PMBPF_N_RUNQ_COUNT]++;
+			c->n[PMBPF_N_RUNQ_TOTAL_NS] += lat;
 			if (c->runq_max_gen != read_gen) {
 				c->runq_max_gen = read_gen;
 				c->runq_max_ns = lat;
 			} else if (lat > c->runq_max_ns) {
 				c->runq_max_ns = lat;
 			}
-			if (slot >= PMBPF_RUNQ_SLOTS)
-				slot = PMBPF_RUNQ_SLOTS - 1;
 			/* checked again on the register used: 6.1's verifier loses the bound */
 			barrier_var(slot);
 			if (slot < PMBPF_RUNQ_SLOTS)
@@ -478,12 +453,8 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	c = bpf_map_lookup_percpu_elem(&counts, &e->key, cpu);
 	if (!c)
 		return 0;
-	e->total.oncpu_ns += c->oncpu_ns;
-	e->total.offcpu_ns += c->offcpu_ns;
-	e->total.nvcsw += c->nvcsw;
-	e->total.nivcsw += c->nivcsw;
-	e->total.runq_count += c->runq_count;
-	e->total.runq_total_ns += c->runq_total_ns;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		e->total.n[i] += c->n[i];
 	if (c->runq_max_gen == read_gen && c->runq_max_ns > e->total.runq_max_ns) {
 		e->total.runq_max_ns = c->runq_max_ns;
 		e->total.runq_max_gen = read_gen;

@@ -7,10 +7,10 @@
 #ifndef __PMBPF_H
 #define __PMBPF_H
 
+#include "runq_slot.h"
+
 #define PMBPF_MAX_EVENTS 8
 #define PMBPF_COMM_LEN	 16
-/* Run-queue latency histogram: slot k counts [2^k, 2^(k+1)) us; slot 0 is < 2 us. */
-#define PMBPF_RUNQ_SLOTS 24
 
 /* tgid of the entry that collects processes that found the map full */
 #define PMBPF_OVERFLOW_TGID 0xffffffffU
@@ -29,6 +29,24 @@ struct pmbpf_key {
 	__u64 cgroup_id;
 };
 
+/*
+ * The plain counts of a process: pmbpf_counts.n[] and figures.n[]. The
+ * kernel only adds to them; userspace sums them over CPUs, diffs them
+ * between reads and adds them into cgroups by looping over this list. What
+ * each one is called, its unit and help, and which outputs show it, is its
+ * entry in the figure catalog (user/catalog.c): a new count is a line here,
+ * the BPF code that fills it, and that entry.
+ */
+enum pmbpf_count {
+	PMBPF_N_ONCPU_NS, /* on-CPU time */
+	PMBPF_N_OFFCPU_NS, /* switch-out to switch-in, credited at switch-in */
+	PMBPF_N_NVCSW, /* voluntary switches out */
+	PMBPF_N_NIVCSW, /* involuntary switches out */
+	PMBPF_N_RUNQ_COUNT, /* waits: wakeup (or preemption) to running */
+	PMBPF_N_RUNQ_TOTAL_NS, /* their total length */
+	PMBPF_N_NR,
+};
+
 /* Entry flags (per-CPU slot). */
 #define PMBPF_F_DEAD 0x1 /* process exited but its exit record was lost */
 
@@ -40,12 +58,7 @@ struct pmbpf_key {
  */
 struct pmbpf_counts {
 	__u64 start_ns; /* group leader's start time: tells PID reuse apart */
-	__u64 oncpu_ns;
-	__u64 offcpu_ns; /* switch-out to switch-in, credited at switch-in */
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 runq_count; /* wakeup (or preemption) to running */
-	__u64 runq_total_ns;
+	__u64 n[PMBPF_N_NR]; /* enum pmbpf_count */
 	__u64 runq_max_ns; /* largest in read generation runq_max_gen */
 	__u64 runq_max_gen;
 	__u64 comm_ns; /* when comm was written (insert or exec) */

@@ -134,11 +134,12 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 void metrics__figures(const struct snapshot *snap, const struct figures *f, struct row_metrics *m)
 {
 	derive(snap, f->ev, m);
-	m->cpu_pct = ratio((double)f->oncpu_ns * 100.0, (double)snap->interval_ns);
+	m->cpu_pct = ratio((double)f->n[PMBPF_N_ONCPU_NS] * 100.0, (double)snap->interval_ns);
 	m->runq_p50_ns = figures__runq_pct(f, 0.50);
 	m->runq_p99_ns = figures__runq_pct(f, 0.99);
-	m->runq_max_ns = f->runq_count ? (double)f->runq_max_ns : NAN;
-	m->runq_avg_ns = ratio((double)f->runq_total_ns, (double)f->runq_count);
+	m->runq_max_ns = f->n[PMBPF_N_RUNQ_COUNT] ? (double)f->runq_max_ns : NAN;
+	m->runq_avg_ns =
+		ratio((double)f->n[PMBPF_N_RUNQ_TOTAL_NS], (double)f->n[PMBPF_N_RUNQ_COUNT]);
 }
 
 void metrics__row(const struct snapshot *snap, const struct proc_row *row, struct row_metrics *m)

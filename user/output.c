@@ -217,7 +217,8 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 			fprintf(o->f, " %9s", "-");
 	}
 	table_metrics(o, snap, &m);
-	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw);
+	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->n[PMBPF_N_NVCSW],
+		(unsigned long long)f->n[PMBPF_N_NIVCSW]);
 	if (isfinite(m.runq_p99_ns))
 		fprintf(o->f, " %9.0f", m.runq_p99_ns / 1e3);
 	else
@@ -404,13 +405,13 @@ static void json_runq(struct json_writer *w, const struct figures *f, const stru
 	int i, last = -1;
 
 	jw_key(w, "offcpu_ns");
-	jw_u64(w, f->offcpu_ns);
+	jw_u64(w, f->n[PMBPF_N_OFFCPU_NS]);
 	jw_key(w, "runq");
 	jw_start_object(w);
 	jw_key(w, "count");
-	jw_u64(w, f->runq_count);
+	jw_u64(w, f->n[PMBPF_N_RUNQ_COUNT]);
 	jw_key(w, "total_ns");
-	jw_u64(w, f->runq_total_ns);
+	jw_u64(w, f->n[PMBPF_N_RUNQ_TOTAL_NS]);
 	jw_key(w, "avg_ns");
 	jw_double(w, m->runq_avg_ns, 0);
 	jw_key(w, "p50_ns");
@@ -440,11 +441,11 @@ static void json_figures(struct json_writer *w, const struct snapshot *snap,
 	jw_key(w, "cpu_pct");
 	jw_double(w, m.cpu_pct, 2);
 	jw_key(w, "oncpu_ns");
-	jw_u64(w, f->oncpu_ns);
+	jw_u64(w, f->n[PMBPF_N_ONCPU_NS]);
 	jw_key(w, "voluntary_switches");
-	jw_u64(w, f->nvcsw);
+	jw_u64(w, f->n[PMBPF_N_NVCSW]);
 	jw_key(w, "involuntary_switches");
-	jw_u64(w, f->nivcsw);
+	jw_u64(w, f->n[PMBPF_N_NIVCSW]);
 	json_runq(w, f, &m);
 	json_events(w, snap, f->ev, &m);
 }
@@ -641,9 +642,10 @@ static void csv_figures(struct output *o, const struct snapshot *snap, const str
 
 	metrics__figures(snap, f, &m);
 	csv_double(o->f, m.cpu_pct, 2);
-	fprintf(o->f, ",%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->oncpu_ns,
-		(unsigned long long)f->nvcsw, (unsigned long long)f->nivcsw,
-		(unsigned long long)f->offcpu_ns, (unsigned long long)f->runq_count);
+	fprintf(o->f, ",%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->n[PMBPF_N_ONCPU_NS],
+		(unsigned long long)f->n[PMBPF_N_NVCSW], (unsigned long long)f->n[PMBPF_N_NIVCSW],
+		(unsigned long long)f->n[PMBPF_N_OFFCPU_NS],
+		(unsigned long long)f->n[PMBPF_N_RUNQ_COUNT]);
 	csv_double(o->f, m.runq_avg_ns, 0);
 	csv_double(o->f, m.runq_p50_ns, 0);
 	csv_double(o->f, m.runq_p99_ns, 0);
@@ -736,8 +738,8 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 	for (i = 0; argv[i]; i++)
 		fprintf(o->f, "%s%s", i ? " " : "", argv[i]);
 	fprintf(o->f, "' and its children (%u processes):\n\n", nr_procs);
-	fprintf(o->f, "%18.3f ms   on-CPU time       # %.3f CPUs utilized\n", f->oncpu_ns / 1e6,
-		m.cpu_pct / 100);
+	fprintf(o->f, "%18.3f ms   on-CPU time       # %.3f CPUs utilized\n",
+		f->n[PMBPF_N_ONCPU_NS] / 1e6, m.cpu_pct / 100);
 	for (i = 0; i < snap->nr_events; i++) {
 		const struct event_info *ev = &snap->events[i];
 
@@ -778,11 +780,12 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 				fprintf(o->f, "%18.4f      %s %s\n", m.metric[i][v], mu->name,
 					names[v]);
 	}
-	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->nvcsw);
-	fprintf(o->f, "%18llu      involuntary switches\n", (unsigned long long)f->nivcsw);
-	if (f->runq_count)
+	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->n[PMBPF_N_NVCSW]);
+	fprintf(o->f, "%18llu      involuntary switches\n",
+		(unsigned long long)f->n[PMBPF_N_NIVCSW]);
+	if (f->n[PMBPF_N_RUNQ_COUNT])
 		fprintf(o->f, "%18.1f us   run-queue latency p99 (%llu waits, max %.1f us)\n",
-			m.runq_p99_ns / 1e3, (unsigned long long)f->runq_count,
+			m.runq_p99_ns / 1e3, (unsigned long long)f->n[PMBPF_N_RUNQ_COUNT],
 			m.runq_max_ns / 1e3);
 	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
 		exit_code);

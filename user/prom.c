@@ -125,11 +125,7 @@ void prom__label_value(struct strbuf *sb, const char *v)
 
 /* Counters accumulated from interval deltas. */
 struct acc {
-	__u64 oncpu_ns;
-	__u64 offcpu_ns;
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 runq_total_ns;
+	__u64 n[PMBPF_N_NR]; /* enum pmbpf_count */
 	__u64 runq_hist[PMBPF_RUNQ_SLOTS];
 	double ev[PMBPF_MAX_EVENTS]; /* scaled for multiplexing */
 	__u64 enabled_ns[PMBPF_MAX_EVENTS];
@@ -328,11 +324,8 @@ static void acc_add(struct acc *a, const struct snapshot *snap, const struct fig
 {
 	int i;
 
-	a->oncpu_ns += f->oncpu_ns;
-	a->offcpu_ns += f->offcpu_ns;
-	a->nvcsw += f->nvcsw;
-	a->nivcsw += f->nivcsw;
-	a->runq_total_ns += f->runq_total_ns;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		a->n[i] += f->n[i];
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 		a->runq_hist[i] += f->runq_hist[i];
 	for (i = 0; i < snap->nr_events; i++) {
@@ -358,12 +351,8 @@ static void figures_sub(struct figures *d, const struct figures *s)
 {
 	int i;
 
-	d->oncpu_ns = sub_clamp(d->oncpu_ns, s->oncpu_ns);
-	d->offcpu_ns = sub_clamp(d->offcpu_ns, s->offcpu_ns);
-	d->nvcsw = sub_clamp(d->nvcsw, s->nvcsw);
-	d->nivcsw = sub_clamp(d->nivcsw, s->nivcsw);
-	d->runq_count = sub_clamp(d->runq_count, s->runq_count);
-	d->runq_total_ns = sub_clamp(d->runq_total_ns, s->runq_total_ns);
+	for (i = 0; i < PMBPF_N_NR; i++)
+		d->n[i] = sub_clamp(d->n[i], s->n[i]);
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 		d->runq_hist[i] =
 			d->runq_hist[i] > s->runq_hist[i] ? d->runq_hist[i] - s->runq_hist[i] : 0;
@@ -643,7 +632,7 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		p = proc_get(ps, row);
 		if (!p)
 			return -ENOMEM;
-		p->score += (1 - decay) * (row->f.oncpu_ns / 1e9) / dt;
+		p->score += (1 - decay) * (row->f.n[PMBPF_N_ONCPU_NS] / 1e9) / dt;
 		if (row->comm[0])
 			memcpy(p->comm, row->comm, sizeof(p->comm));
 		p->last_seen = now;
@@ -744,7 +733,7 @@ static void put_le(struct strbuf *sb, int k)
 	char buf[32];
 	size_t n;
 
-	snprintf(buf, sizeof(buf), "%.6f", (double)(2ULL << k) / 1e6);
+	snprintf(buf, sizeof(buf), "%.6f", (double)pmbpf_runq_slot_upper_ns(k) / 1e9);
 	n = strlen(buf);
 	while (n > 1 && buf[n - 1] == '0')
 		buf[--n] = '\0';
@@ -774,17 +763,17 @@ static void figure_samples(struct strbuf *sb, const struct snapshot *snap, const
 	switch (fig) {
 	case FIG_CPU:
 		strbuf__printf(sb, "%s{%s} ", name, labels);
-		put_ns(sb, a->oncpu_ns);
+		put_ns(sb, a->n[PMBPF_N_ONCPU_NS]);
 		break;
 	case FIG_OFFCPU:
 		strbuf__printf(sb, "%s{%s} ", name, labels);
-		put_ns(sb, a->offcpu_ns);
+		put_ns(sb, a->n[PMBPF_N_OFFCPU_NS]);
 		break;
 	case FIG_SWITCHES:
 		strbuf__printf(sb, "%s{%s,kind=\"voluntary\"} ", name, labels);
-		put_u64(sb, a->nvcsw);
+		put_u64(sb, a->n[PMBPF_N_NVCSW]);
 		strbuf__printf(sb, "%s{%s,kind=\"involuntary\"} ", name, labels);
-		put_u64(sb, a->nivcsw);
+		put_u64(sb, a->n[PMBPF_N_NIVCSW]);
 		break;
 	case FIG_EVENTS:
 	case FIG_ENABLED:
@@ -819,7 +808,7 @@ static void figure_samples(struct strbuf *sb, const struct snapshot *snap, const
 			for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 				cum += a->runq_hist[i];
 		strbuf__printf(sb, "%s_sum{%s} ", name, labels);
-		put_ns(sb, a->runq_total_ns);
+		put_ns(sb, a->n[PMBPF_N_RUNQ_TOTAL_NS]);
 		strbuf__printf(sb, "%s_count{%s} ", name, labels);
 		put_u64(sb, cum);
 		break;
@@ -980,7 +969,7 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	family(out, "pmbpf_idle_cpu_seconds_total", "counter",
 	       "Time the CPUs ran their idle task (not counted in any cgroup).");
 	strbuf__printf(out, "pmbpf_idle_cpu_seconds_total ");
-	put_ns(out, ps->idle.oncpu_ns);
+	put_ns(out, ps->idle.n[PMBPF_N_ONCPU_NS]);
 
 	family(out, "pmbpf_bpf_program_run_seconds_total", "counter",
 	       "Time spent in each BPF program (needs kernel.bpf_stats_enabled=1).");

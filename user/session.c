@@ -739,12 +739,8 @@ static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
 {
 	int i;
 
-	d->oncpu_ns = a->oncpu_ns - b->oncpu_ns;
-	d->offcpu_ns = a->offcpu_ns - b->offcpu_ns;
-	d->nvcsw = a->nvcsw - b->nvcsw;
-	d->nivcsw = a->nivcsw - b->nivcsw;
-	d->runq_count = a->runq_count - b->runq_count;
-	d->runq_total_ns = a->runq_total_ns - b->runq_total_ns;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		d->n[i] = a->n[i] - b->n[i];
 	d->runq_max_ns = a->runq_max_ns; /* already scoped to this interval */
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 		d->runq_hist[i] = a->runq_hist[i] - b->runq_hist[i];
@@ -760,8 +756,11 @@ static bool counts_zero(const struct pmbpf_counts *d)
 {
 	int i;
 
-	if (d->oncpu_ns || d->nvcsw || d->nivcsw || d->folded || d->runq_count || d->offcpu_ns)
+	if (d->folded)
 		return false;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		if (d->n[i])
+			return false;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
 		if (d->ev[i].value || d->ev[i].enabled)
 			return false;
@@ -776,12 +775,8 @@ static void counts_sum_cpus(struct session *s, const char *vals, struct pmbpf_co
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 		const struct pmbpf_counts *c = (const void *)(vals + cpu * s->stride);
 
-		sum->oncpu_ns += c->oncpu_ns;
-		sum->offcpu_ns += c->offcpu_ns;
-		sum->nvcsw += c->nvcsw;
-		sum->nivcsw += c->nivcsw;
-		sum->runq_count += c->runq_count;
-		sum->runq_total_ns += c->runq_total_ns;
+		for (i = 0; i < PMBPF_N_NR; i++)
+			sum->n[i] += c->n[i];
 		if (c->runq_max_gen == s->gen && c->runq_max_ns > sum->runq_max_ns)
 			sum->runq_max_ns = c->runq_max_ns;
 		for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
@@ -852,12 +847,7 @@ static void counts_to_figures(struct session *s, const struct pmbpf_counts *d, s
 	int i;
 
 	memset(f, 0, sizeof(*f));
-	f->oncpu_ns = d->oncpu_ns;
-	f->offcpu_ns = d->offcpu_ns;
-	f->nvcsw = d->nvcsw;
-	f->nivcsw = d->nivcsw;
-	f->runq_count = d->runq_count;
-	f->runq_total_ns = d->runq_total_ns;
+	memcpy(f->n, d->n, sizeof(f->n));
 	f->runq_max_ns = d->runq_max_ns;
 	memcpy(f->runq_hist, d->runq_hist, sizeof(f->runq_hist));
 	for (i = 0; i < s->nr_events; i++) {

@@ -44,12 +44,8 @@ void figures__add(struct figures *dst, const struct figures *src)
 {
 	int i;
 
-	dst->oncpu_ns += src->oncpu_ns;
-	dst->offcpu_ns += src->offcpu_ns;
-	dst->nvcsw += src->nvcsw;
-	dst->nivcsw += src->nivcsw;
-	dst->runq_count += src->runq_count;
-	dst->runq_total_ns += src->runq_total_ns;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		dst->n[i] += src->n[i];
 	if (src->runq_max_ns > dst->runq_max_ns)
 		dst->runq_max_ns = src->runq_max_ns;
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
@@ -80,7 +76,7 @@ double figures__runq_pct(const struct figures *f, double q)
 		return (double)f->runq_max_ns;
 	/* upper bound of slot i, but never above the largest latency seen */
 	{
-		double bound = (double)(2ULL << i) * 1000.0;
+		double bound = (double)pmbpf_runq_slot_upper_ns(i);
 
 		if (f->runq_max_ns && bound > (double)f->runq_max_ns)
 			bound = (double)f->runq_max_ns;
@@ -109,8 +105,8 @@ static int cmp_cpu(const void *a, const void *b)
 {
 	const struct proc_row *ra = a, *rb = b;
 
-	if (ra->f.oncpu_ns != rb->f.oncpu_ns)
-		return ra->f.oncpu_ns < rb->f.oncpu_ns ? 1 : -1;
+	if (ra->f.n[PMBPF_N_ONCPU_NS] != rb->f.n[PMBPF_N_ONCPU_NS])
+		return ra->f.n[PMBPF_N_ONCPU_NS] < rb->f.n[PMBPF_N_ONCPU_NS] ? 1 : -1;
 	if (ra->pid != rb->pid)
 		return ra->pid < rb->pid ? -1 : 1;
 	return ra->cgroup_id < rb->cgroup_id ? -1 : ra->cgroup_id > rb->cgroup_id;

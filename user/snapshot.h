@@ -24,12 +24,7 @@ struct event_info {
 
 /* What was counted for a process or a cgroup over one interval. */
 struct figures {
-	__u64 oncpu_ns;
-	__u64 offcpu_ns;
-	__u64 nvcsw;
-	__u64 nivcsw;
-	__u64 runq_count;
-	__u64 runq_total_ns;
+	__u64 n[PMBPF_N_NR]; /* enum pmbpf_count */
 	__u64 runq_max_ns;
 	__u32 runq_hist[PMBPF_RUNQ_SLOTS]; /* slot k: [2^k, 2^(k+1)) us, slot 0: < 2 us */
 	struct pmbpf_reading ev[PMBPF_MAX_EVENTS]; /* indexed like snapshot.events */

@@ -472,7 +472,7 @@ static int run_metrics(const struct stat_ctx *ctx, const struct run *run, struct
 	snap.interval_ns = run->wall_ns;
 	metrics__figures(&snap, &run->f, &m);
 	mv[n++] = (struct metric_val){ "wall-time", true, (double)run->wall_ns };
-	mv[n++] = (struct metric_val){ "cpu-time", true, (double)run->f.oncpu_ns };
+	mv[n++] = (struct metric_val){ "cpu-time", true, (double)run->f.n[PMBPF_N_ONCPU_NS] };
 	for (i = 0; i < snap.nr_events; i++) {
 		const struct event_spec *e = &snap.events[i].spec;
 
@@ -493,8 +493,10 @@ static int run_metrics(const struct stat_ctx *ctx, const struct run *run, struct
 		mv[n].time = false;
 		mv[n++].v = m.mpki[i];
 	}
-	mv[n++] = (struct metric_val){ "voluntary-switches", false, (double)run->f.nvcsw };
-	mv[n++] = (struct metric_val){ "involuntary-switches", false, (double)run->f.nivcsw };
+	mv[n++] =
+		(struct metric_val){ "voluntary-switches", false, (double)run->f.n[PMBPF_N_NVCSW] };
+	mv[n++] = (struct metric_val){ "involuntary-switches", false,
+				       (double)run->f.n[PMBPF_N_NIVCSW] };
 	return n;
 }
 

@@ -443,7 +443,7 @@ static int draw_header(struct top *t)
 	if (snap) {
 		for (r = 0; r < snap->nr_rows; r++)
 			if (snap->rows[r].pid || snap->rows[r].overflow)
-				busy += snap->rows[r].f.oncpu_ns;
+				busy += snap->rows[r].f.n[PMBPF_N_ONCPU_NS];
 		busy = ratio(busy * 100.0, (double)snap->interval_ns);
 		off += snprintf(line + off, sizeof(line) - off, "  busy %.0f%%/%d%%", busy,
 				cpus * 100);

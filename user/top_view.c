@@ -226,8 +226,8 @@ static struct top_item *item_add(struct top_view *v)
 static void item_figures(struct top_item *it, const struct snapshot *snap)
 {
 	metrics__figures(snap, it->f, &it->m);
-	it->switches_s =
-		ratio((double)(it->f->nvcsw + it->f->nivcsw) * 1e9, (double)snap->interval_ns);
+	it->switches_s = ratio((double)(it->f->n[PMBPF_N_NVCSW] + it->f->n[PMBPF_N_NIVCSW]) * 1e9,
+			       (double)snap->interval_ns);
 }
 
 int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn user, void *ctx)

@@ -92,8 +92,7 @@ static void test_find_mount(void)
 	CHECK_STR(buf, "/sys/fs/cgroup");
 	CHECK_EQ_INT(find(unified, buf, sizeof("/sys/fs/cgroup") - 1), -ENAMETOOLONG);
 
-	CHECK_EQ_INT(cgroup__find_mount("/nonexistent/pmbpf/mountinfo", buf, sizeof(buf)),
-		     -ENOENT);
+	CHECK_EQ_INT(cgroup__find_mount("/nonexistent/pmbpf/mountinfo", buf, sizeof(buf)), -ENOENT);
 
 	/* the path as the filesystem knows it, octal escapes decoded */
 	CHECK_EQ_INT(find(spaced, buf, sizeof(buf)), 0);

@@ -47,8 +47,7 @@ int main(void)
 	       "burstable");
 	/* podman: systemd manager (crun's "container" leaf below), cgroupfs manager */
 	expect("/machine.slice/libpod-" ID64 ".scope", "podman", "0123456789ab", "", "");
-	expect("/machine.slice/libpod-" ID64 ".scope/container", "podman", "0123456789ab", "",
-	       "");
+	expect("/machine.slice/libpod-" ID64 ".scope/container", "podman", "0123456789ab", "", "");
 	expect("/libpod_parent/libpod-" ID64, "podman", "0123456789ab", "", "");
 	expect("/libpod_parent/libpod-conmon-" ID64, "", "", "", "");
 	/* docker, cgroupfs driver, nested inside another cgroup */

@@ -40,11 +40,11 @@ static const char *escaped(const char *s)
 	return end();
 }
 
-#define CHECK_ESCAPE(in, want)                      \
-	do {                                        \
-		CHECK_STR(escaped(in), want);       \
-		CHECK(json_valid(out));             \
-		done();                             \
+#define CHECK_ESCAPE(in, want)                \
+	do {                                  \
+		CHECK_STR(escaped(in), want); \
+		CHECK(json_valid(out));       \
+		done();                       \
 	} while (0)
 
 static void test_nesting(void)
@@ -179,7 +179,9 @@ static void test_escape(void)
 	CHECK_ESCAPE("a\\b", "\"a\\\\b\"");
 	CHECK_ESCAPE("\n\r\t", "\"\\n\\r\\t\"");
 	CHECK_ESCAPE("\x01", "\"\\u0001\"");
-	CHECK_ESCAPE("a\x1f" "b", "\"a\\u001fb\"");
+	CHECK_ESCAPE("a\x1f"
+		     "b",
+		     "\"a\\u001fb\"");
 	CHECK_ESCAPE("\b\f", "\"\\u0008\\u000c\"");
 	CHECK_ESCAPE("\x7f", "\"\\u007f\"");
 	CHECK_ESCAPE("a/b", "\"a/b\"");

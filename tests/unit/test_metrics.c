@@ -120,7 +120,7 @@ static void test_row(void)
 	setup(EVENT_COUNTING, EVENT_COUNTING, EVENT_NOT_SUPPORTED);
 	memset(&row, 0, sizeof(row));
 	row.pid = 42;
-	row.f.oncpu_ns = 250000000ULL;
+	row.f.n[PMBPF_N_ONCPU_NS] = 250000000ULL;
 	row.f.ev[0] = rd(2000000, 1000000, 1000000);
 	row.f.ev[1] = rd(3000000, 1000000, 1000000);
 	row.f.ev[2] = rd(600, 1000000, 500000); /* scaled: 1200 */
@@ -192,7 +192,7 @@ static void test_row(void)
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.cpu_pct);
 	snap.interval_ns = 500000000ULL;
-	row.f.oncpu_ns = 1000000000ULL; /* two CPUs busy */
+	row.f.n[PMBPF_N_ONCPU_NS] = 1000000000ULL; /* two CPUs busy */
 	metrics__row(&snap, &row, &m);
 	CHECK_NEAR(m.cpu_pct, 200, TOL);
 }
@@ -240,7 +240,7 @@ static void test_row_not_counting(void)
 	/* no events configured */
 	setup(EVENT_COUNTING, EVENT_COUNTING, EVENT_COUNTING);
 	snap.nr_events = 0;
-	row.f.oncpu_ns = 100000000ULL;
+	row.f.n[PMBPF_N_ONCPU_NS] = 100000000ULL;
 	metrics__row(&snap, &row, &m);
 	CHECK_NAN(m.ipc);
 	CHECK_NAN(m.min_coverage);

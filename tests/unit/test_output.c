@@ -63,9 +63,9 @@ static void build_snapshot(void)
 	snprintf(row->comm, sizeof(row->comm), "worker");
 	row->cgroup_id = 7;
 	row->cgroup = "/system.slice/averyveryverylong.slice/x.service";
-	row->f.oncpu_ns = 250000000ULL;
-	row->f.nvcsw = 5;
-	row->f.nivcsw = 6;
+	row->f.n[PMBPF_N_ONCPU_NS] = 250000000ULL;
+	row->f.n[PMBPF_N_NVCSW] = 5;
+	row->f.n[PMBPF_N_NIVCSW] = 6;
 	row->f.ev[0] = rd(2000000, 1000, 1000);
 	row->f.ev[1] = rd(3000000, 1000, 1000);
 	row->f.ev[2] = rd(999, 1000, 1000);
@@ -76,7 +76,7 @@ static void build_snapshot(void)
 	snprintf(row->comm, sizeof(row->comm), "a\"b\\c,d\x01");
 	/* cgroup names are any bytes but '/': a newline, bad UTF-8, an escape */
 	row->cgroup = "/a\nb\xff/\x1b[2J\xc3\xa9";
-	row->f.oncpu_ns = 1000;
+	row->f.n[PMBPF_N_ONCPU_NS] = 1000;
 	row->f.ev[0] = rd(10, 10, 10);
 	row->f.ev[1] = rd(10, 10, 10);
 
@@ -84,7 +84,7 @@ static void build_snapshot(void)
 	row->pid = 102;
 	snprintf(row->comm, sizeof(row->comm), "gone");
 	row->exited = true;
-	row->f.oncpu_ns = 2000;
+	row->f.n[PMBPF_N_ONCPU_NS] = 2000;
 	row->f.ev[0] = rd(0, 1000, 0);
 	row->f.ev[1] = rd(500, 1000, 1000);
 
@@ -93,7 +93,7 @@ static void build_snapshot(void)
 	row->overflow = true;
 	row->folded = 9;
 	snprintf(row->comm, sizeof(row->comm), "[overflow]");
-	row->f.oncpu_ns = 3000;
+	row->f.n[PMBPF_N_ONCPU_NS] = 3000;
 }
 
 static char *render(enum output_format fmt, int times)
@@ -269,8 +269,9 @@ static void test_json_start(void)
 			       "\",\"schema\":1,\"attach\":\"raw_tp\",\"cpus\":8,\"pmu\":true");
 	CHECK_SUBSTR(lines[1], "\"name\":\"cycles\",\"class\":\"hardware\",\"state\":\"counting\","
 			       "\"group\":null,\"cpus\":0,\"error\":null");
-	CHECK_SUBSTR(lines[3], "\"name\":\"LLC-load-misses\",\"class\":\"hw-cache\","
-			       "\"state\":\"not-supported\",\"group\":null,\"cpus\":0,\"error\":\"");
+	CHECK_SUBSTR(lines[3],
+		     "\"name\":\"LLC-load-misses\",\"class\":\"hw-cache\","
+		     "\"state\":\"not-supported\",\"group\":null,\"cpus\":0,\"error\":\"");
 	free(buf);
 }
 

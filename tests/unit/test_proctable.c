@@ -80,7 +80,7 @@ static void test_many(void)
 		e = proctable__get(&t, &k);
 		fail_once(e && key_same(&e->key, &k) && counts_zero(e), "insert", i);
 		if (e)
-			e->cum.oncpu_ns = i + 1;
+			e->cum.n[PMBPF_N_ONCPU_NS] = i + 1;
 	}
 	CHECK_EQ_INT(failures, 0);
 	CHECK_EQ_U64(t.used, NR_KEYS);
@@ -93,7 +93,8 @@ static void test_many(void)
 	for (i = 0; i < NR_KEYS; i++) {
 		k = key_of(i);
 		e = proctable__find(&t, &k);
-		fail_once(e && key_same(&e->key, &k) && e->cum.oncpu_ns == i + 1, "find", i);
+		fail_once(e && key_same(&e->key, &k) && e->cum.n[PMBPF_N_ONCPU_NS] == i + 1, "find",
+			  i);
 	}
 	CHECK_EQ_INT(failures, 0);
 
@@ -107,7 +108,7 @@ static void test_many(void)
 	/* get of a present key returns it, counts kept, nothing added */
 	k = key_of(77);
 	e = proctable__get(&t, &k);
-	CHECK(e && e->cum.oncpu_ns == 78);
+	CHECK(e && e->cum.n[PMBPF_N_ONCPU_NS] == 78);
 	CHECK_EQ_U64(t.used, NR_KEYS);
 
 	/* remove the even keys */
@@ -123,7 +124,7 @@ static void test_many(void)
 		k = key_of(i);
 		e = proctable__find(&t, &k);
 		if (i % 2)
-			fail_once(e && key_same(&e->key, &k) && e->cum.oncpu_ns == i + 1,
+			fail_once(e && key_same(&e->key, &k) && e->cum.n[PMBPF_N_ONCPU_NS] == i + 1,
 				  "find after remove", i);
 		else
 			fail_once(!e, "removed key gone", i);
@@ -134,7 +135,7 @@ static void test_many(void)
 	failures = 0;
 	i = 0;
 	for (e = proctable__next(&t, NULL); e; e = proctable__next(&t, e), i++) {
-		unsigned int idx = (unsigned int)e->cum.oncpu_ns - 1;
+		unsigned int idx = (unsigned int)e->cum.n[PMBPF_N_ONCPU_NS] - 1;
 
 		k = key_of(idx);
 		fail_once(idx % 2 && key_same(&e->key, &k), "iterate", i);
@@ -149,7 +150,7 @@ static void test_many(void)
 		e = proctable__get(&t, &k);
 		fail_once(e && key_same(&e->key, &k) && counts_zero(e), "re-insert", i);
 		if (e)
-			e->cum.oncpu_ns = i + 1;
+			e->cum.n[PMBPF_N_ONCPU_NS] = i + 1;
 	}
 	CHECK_EQ_INT(failures, 0);
 	CHECK_EQ_U64(t.used, NR_KEYS);
@@ -158,7 +159,7 @@ static void test_many(void)
 	for (i = 0; i < NR_KEYS; i++) {
 		k = key_of(i);
 		e = proctable__find(&t, &k);
-		fail_once(e && e->cum.oncpu_ns == i + 1, "find after re-insert", i);
+		fail_once(e && e->cum.n[PMBPF_N_ONCPU_NS] == i + 1, "find after re-insert", i);
 	}
 	CHECK_EQ_INT(failures, 0);
 
@@ -183,7 +184,7 @@ static void test_many(void)
 	CHECK(!proctable__find(&t, &k));
 	k = key_of(NR_KEYS - 1);
 	e = proctable__find(&t, &k);
-	CHECK(e && e->cum.oncpu_ns == NR_KEYS);
+	CHECK(e && e->cum.n[PMBPF_N_ONCPU_NS] == NR_KEYS);
 
 	/* removing each entry while iterating visits every entry once */
 	i = 0;

@@ -49,9 +49,9 @@ static struct proc_row *proc(__u32 pid, const char *comm, const char *cgroup, __
 	r->cgroup = cgroup;
 	r->start_ns = pid * 10;
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);
-	r->f.oncpu_ns = cpu_ms * 1000000ULL;
+	r->f.n[PMBPF_N_ONCPU_NS] = cpu_ms * 1000000ULL;
 	r->f.ev[1].value = cpu_ms;
-	r->f.ev[1].enabled = r->f.ev[1].running = r->f.oncpu_ns;
+	r->f.ev[1].enabled = r->f.ev[1].running = r->f.n[PMBPF_N_ONCPU_NS];
 	return r;
 }
 
@@ -61,9 +61,9 @@ static struct cgroup_row *cgroup(__u64 id, const char *path, __u64 cpu_ms)
 
 	c->id = id;
 	c->path = path;
-	c->total.oncpu_ns = cpu_ms * 1000000ULL;
+	c->total.n[PMBPF_N_ONCPU_NS] = cpu_ms * 1000000ULL;
 	c->total.ev[1].value = cpu_ms;
-	c->total.ev[1].enabled = c->total.ev[1].running = c->total.oncpu_ns;
+	c->total.ev[1].enabled = c->total.ev[1].running = c->total.n[PMBPF_N_ONCPU_NS];
 	return c;
 }
 
@@ -114,8 +114,9 @@ static void test_counters(void)
 	/* deltas add up; the root does not count the idle task */
 	CHECK_SUBSTR(t, "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/svc\",runtime=\"docker\","
 			"container_id=\"abc\",pod_uid=\"\"} 0.500000000\n");
-	CHECK_SUBSTR(t, "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/\",runtime=\"\",container_id=\"\","
-			"pod_uid=\"\"} 0.500000000\n");
+	CHECK_SUBSTR(t,
+		     "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/\",runtime=\"\",container_id=\"\","
+		     "pod_uid=\"\"} 0.500000000\n");
 	CHECK_SUBSTR(t, "pmbpf_idle_cpu_seconds_total 0.900000000\n");
 	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"10\",comm=\"web\",cgroup=\"/svc\"} "
 			"0.500000000\n");
@@ -146,7 +147,7 @@ static void test_histogram(void)
 	c->total.runq_hist[0] = 3; /* < 2 us */
 	c->total.runq_hist[3] = 2; /* [8, 16) us */
 	c->total.runq_hist[PMBPF_RUNQ_SLOTS - 1] = 1; /* the last slot: only in +Inf */
-	c->total.runq_total_ns = 5000000;
+	c->total.n[PMBPF_N_RUNQ_TOTAL_NS] = 5000000;
 	t = render(ps);
 	CHECK_SUBSTR(t, "le=\"0.000002\"} 3\n");
 	CHECK_SUBSTR(t, "le=\"0.000008\"} 3\n");

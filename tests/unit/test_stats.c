@@ -147,7 +147,8 @@ static void test_runs_needed(void)
 
 static void test_json_reader(void)
 {
-	const char *doc = " {\"a\": [1, -2.5e3, true, null], \"s\": \"x\\u00e9\\n\\ud83d\\ude00\"} ";
+	const char *doc =
+		" {\"a\": [1, -2.5e3, true, null], \"s\": \"x\\u00e9\\n\\ud83d\\ude00\"} ";
 	struct json_value v;
 	char err[128];
 

@@ -27,14 +27,14 @@ static void add_proc(__u32 pid, const char *comm, const char *cgroup, __u64 cgid
 	snprintf(r->comm, sizeof(r->comm), "%s", comm);
 	r->cgroup = cgroup;
 	r->cgroup_id = cgid;
-	r->f.oncpu_ns = oncpu;
-	r->f.nvcsw = 3;
-	r->f.nivcsw = 1;
+	r->f.n[PMBPF_N_ONCPU_NS] = oncpu;
+	r->f.n[PMBPF_N_NVCSW] = 3;
+	r->f.n[PMBPF_N_NIVCSW] = 1;
 	r->f.ev[2] = (struct pmbpf_reading){ .value = clock_ns, .enabled = 1, .running = 1 };
 	r->f.ev[3] = (struct pmbpf_reading){ .value = faults, .enabled = 1, .running = 1 };
 	if (runq_slot) {
 		r->f.runq_hist[runq_slot] = 1;
-		r->f.runq_count = 1;
+		r->f.n[PMBPF_N_RUNQ_COUNT] = 1;
 		r->f.runq_max_ns = 1000000000ULL;
 	}
 }
@@ -49,7 +49,7 @@ static void add_cgroup(__u64 id, const char *path, const char *runtime, const ch
 	snprintf(c->ci.runtime, sizeof(c->ci.runtime), "%s", runtime);
 	snprintf(c->ci.id, sizeof(c->ci.id), "%s", cid);
 	c->nr_procs = c->nr_procs_total = procs;
-	c->total.oncpu_ns = oncpu;
+	c->total.n[PMBPF_N_ONCPU_NS] = oncpu;
 }
 
 /*

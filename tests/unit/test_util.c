@@ -29,7 +29,7 @@ static void check_duration_bad(const char *s, int line)
 }
 
 #define DUR(s, want) check_duration(s, want, __LINE__)
-#define DUR_BAD(s) check_duration_bad(s, __LINE__)
+#define DUR_BAD(s)   check_duration_bad(s, __LINE__)
 
 static void test_duration(void)
 {
@@ -191,7 +191,7 @@ static void check_cpulist_bad(const char *s, int line)
 }
 
 #define CPUS(s, n, want) check_cpulist(s, n, want, __LINE__)
-#define CPUS_BAD(s) check_cpulist_bad(s, __LINE__)
+#define CPUS_BAD(s)	 check_cpulist_bad(s, __LINE__)
 
 static void test_cpulist(void)
 {
