@@ -114,6 +114,7 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 		ins = find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS, -2);
 	}
 	m->ipc = cyc >= 0 && ins >= 0 ? ratio(m->count[ins], m->count[cyc]) : NAN;
+	m->ipc_same_group = isfinite(m->ipc) ? m->ipc_grouped : NAN;
 	for (i = 0; i < snap->nr_events; i++) {
 		int in;
 
@@ -140,6 +141,7 @@ void metrics__figures(const struct snapshot *snap, const struct figures *f, stru
 	m->runq_max_ns = f->n[PMBPF_N_RUNQ_COUNT] ? (double)f->runq_max_ns : NAN;
 	m->runq_avg_ns =
 		ratio((double)f->n[PMBPF_N_RUNQ_TOTAL_NS], (double)f->n[PMBPF_N_RUNQ_COUNT]);
+	m->switches = (double)(f->n[PMBPF_N_NVCSW] + f->n[PMBPF_N_NIVCSW]);
 }
 
 void metrics__row(const struct snapshot *snap, const struct proc_row *row, struct row_metrics *m)
@@ -152,6 +154,7 @@ void metrics__system(const struct snapshot *snap, struct row_metrics *m)
 	derive(snap, snap->system, m);
 	m->cpu_pct = NAN;
 	m->runq_p50_ns = m->runq_p99_ns = m->runq_max_ns = m->runq_avg_ns = NAN;
+	m->switches = NAN;
 }
 
 /*

@@ -4,6 +4,7 @@
 #define __PMBPF_METRICS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "snapshot.h"
 
 /*
@@ -58,19 +59,44 @@ void metrics__report_unsupported(struct metric_sel *sel, const struct event_info
 /* Names of the figures of a metric (also when it is not supported here). */
 const char *const *metric_use__values(const struct metric_use *mu);
 
+/* The derived figures of a row, in row_metrics.d[] (their catalog entries: catalog.c). */
+enum fig_derived {
+	DER_CPU_PCT,
+	DER_IPC,
+	DER_MIN_COVERAGE,
+	DER_RUNQ_AVG_NS,
+	DER_RUNQ_P50_NS,
+	DER_RUNQ_P99_NS,
+	DER_RUNQ_MAX_NS,
+	DER_SWITCHES,
+	DER_IPC_SAME_GROUP,
+	DER_NR,
+};
+
 /* Figures of one row; NaN where a figure is unavailable. */
 struct row_metrics {
-	double cpu_pct;
+	union {
+		double d[DER_NR]; /* by enum fig_derived */
+		struct {
+			double cpu_pct;
+			double ipc;
+			double min_coverage; /* over counting events; NaN if none */
+			double runq_avg_ns, runq_p50_ns, runq_p99_ns,
+				runq_max_ns; /* NaN without waits */
+			double switches; /* voluntary + involuntary */
+			double ipc_same_group; /* 1: cycles and instructions of one group, 0: not, NaN: no IPC */
+		};
+	};
 	double count[PMBPF_MAX_EVENTS];
 	double coverage[PMBPF_MAX_EVENTS];
-	double ipc;
 	bool ipc_grouped; /* cycles and instructions of one group: same running time */
 	double mpki[PMBPF_MAX_EVENTS]; /* for miss events, else NaN */
 	bool mpki_grouped[PMBPF_MAX_EVENTS];
 	double metric[METRIC_MAX_SEL][METRIC_MAX_VALUES]; /* -M figures, NaN when not counted */
-	double min_coverage; /* over counting events; NaN if none */
-	double runq_p50_ns, runq_p99_ns, runq_max_ns, runq_avg_ns; /* NaN without wakeups */
 };
+
+_Static_assert(offsetof(struct row_metrics, ipc_same_group) == DER_IPC_SAME_GROUP * sizeof(double),
+	       "row_metrics: named derived figures in enum fig_derived order");
 
 /* Index of the first counting event of a kind, or -1. */
 int events__find_kind(const struct event_info *ev, int nr, __u32 kind);

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The figure catalog (catalog.h). The order of figures[] is the order of
+ * the table's and top's columns, the JSON keys, the CSV columns, the stat
+ * rows and the Prometheus families.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "catalog.h"
+
+#define ROWS (OUT_TABLE | OUT_JSON | OUT_CSV)
+
+static const struct figure figures[] = {
+	{ .name = "cpu_pct",
+	  .title = "CPU%",
+	  .unit = "percent",
+	  .help = "On-CPU time over the interval's length: 100 is one CPU busy for the whole interval.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_CPU_PCT,
+	  .fmt = FMT_PCT,
+	  .outputs = ROWS | OUT_TOP },
+	{ .name = "oncpu_ns",
+	  .stat = "cpu-time",
+	  .unit = "ns",
+	  .help = "Time on CPU, measured by pmbpf at the scheduler's switches.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_ONCPU_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV | OUT_PROM | OUT_STAT,
+	  .prom = "cpu_seconds_total" },
+	{ .name = "events.%s.count",
+	  .csv = "%s",
+	  .title = "%s",
+	  .stat = "%s",
+	  .unit = "events",
+	  .help = "Perf event count while it ran, scaled for multiplexing (value x enabled / running); clock events count ns.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_EVENT,
+	  .fmt = FMT_COUNT,
+	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT,
+	  .prom = "perf_events_total" },
+	{ .name = "events.%s.raw",
+	  .unit = "events",
+	  .help = "The event's count as read, before scaling.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_EVENT_RAW,
+	  .fmt = FMT_COUNT,
+	  .outputs = OUT_JSON },
+	{ .name = "events.%s.enabled_ns",
+	  .unit = "ns",
+	  .help = "Time the event's counter was enabled while it ran.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_EVENT_ENABLED,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_PROM,
+	  .prom = "perf_event_enabled_seconds_total",
+	  .prom_cgroup_only = true },
+	{ .name = "events.%s.running_ns",
+	  .unit = "ns",
+	  .help = "Time the event's counter was counting while it ran (running / enabled: coverage).",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_EVENT_RUNNING,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_PROM,
+	  .prom = "perf_event_running_seconds_total",
+	  .prom_cgroup_only = true },
+	{ .name = "events.%s.coverage",
+	  .csv = "%s_coverage",
+	  .unit = "ratio",
+	  .help = "Share of the enabled time the event was counting (1: not multiplexed).",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_EVENT_COVERAGE,
+	  .fmt = FMT_FRACTION,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "ipc",
+	  .title = "IPC",
+	  .stat = "ipc",
+	  .unit = "ratio",
+	  .help = "Instructions per cycle, from one group holding both where there is one (the table marks others with *).",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_IPC,
+	  .fmt = FMT_RATIO,
+	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	{ .name = "ipc_same_group",
+	  .unit = "bool",
+	  .help = "IPC is from cycles and instructions of one group: counted over the same running time.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_IPC_SAME_GROUP,
+	  .fmt = FMT_BOOL,
+	  .outputs = OUT_JSON },
+	{ .name = "mpki.%s",
+	  .csv = "%s_mpki",
+	  .title = "%s-MPKI",
+	  .stat = "%s-mpki",
+	  .unit = "ratio",
+	  .help = "Misses of a miss event per 1000 instructions.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_MPKI,
+	  .fmt = FMT_RATIO,
+	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	{ .name = "metrics.%s",
+	  .title = "%s",
+	  .stat = "%s",
+	  .unit = "ratio",
+	  .help = "A -M metric's figure (topdown: fraction of slots or cycles); see docs/metrics.md.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_METRIC,
+	  .fmt = FMT_FRACTION,
+	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT,
+	  .prom = "metric_ratio" },
+	{ .name = "voluntary_switches",
+	  .title = "VCSW",
+	  .stat = "voluntary-switches",
+	  .unit = "switches",
+	  .help = "Switches out of its threads that blocked (voluntary).",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_NVCSW,
+	  .fmt = FMT_COUNT,
+	  .outputs = ROWS | OUT_PROM | OUT_STAT,
+	  .prom = "context_switches_total",
+	  .prom_labels = "kind=\"voluntary\"" },
+	{ .name = "involuntary_switches",
+	  .title = "ICSW",
+	  .stat = "involuntary-switches",
+	  .unit = "switches",
+	  .help = "Switches out of its threads that were preempted (involuntary).",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_NIVCSW,
+	  .fmt = FMT_COUNT,
+	  .outputs = ROWS | OUT_PROM | OUT_STAT,
+	  .prom = "context_switches_total",
+	  .prom_labels = "kind=\"involuntary\"" },
+	{ .name = "switches",
+	  .title = "CSW/s",
+	  .unit = "switches",
+	  .help = "Switches out, voluntary and involuntary (top shows them per second).",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_DERIVED,
+	  .index = DER_SWITCHES,
+	  .fmt = FMT_COUNT,
+	  .outputs = OUT_TOP },
+	{ .name = "offcpu_ns",
+	  .unit = "ns",
+	  .help = "Time its threads were switched out, credited when they run again.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_OFFCPU_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV | OUT_PROM,
+	  .prom = "offcpu_seconds_total" },
+	{ .name = "runq.count",
+	  .unit = "waits",
+	  .help = "Run-queue waits: wakeup (or preemption) to running.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_RUNQ_COUNT,
+	  .fmt = FMT_COUNT,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "runq.total_ns",
+	  .unit = "ns",
+	  .help = "Total length of the run-queue waits.",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_COUNT,
+	  .index = PMBPF_N_RUNQ_TOTAL_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "runq.avg_ns",
+	  .unit = "ns",
+	  .help = "Mean run-queue wait.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_RUNQ_AVG_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "runq.p50_ns",
+	  .unit = "ns",
+	  .help = "Median run-queue wait: the upper bound of its histogram slot.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_RUNQ_P50_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "runq.p99_ns",
+	  .title = "RUNQp99",
+	  .unit = "ns",
+	  .help = "99th percentile run-queue wait: the upper bound of its histogram slot.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_RUNQ_P99_NS,
+	  .fmt = FMT_NS,
+	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	{ .name = "runq.max_ns",
+	  .unit = "ns",
+	  .help = "Longest run-queue wait in the interval.",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_RUNQ_MAX_NS,
+	  .fmt = FMT_NS,
+	  .outputs = OUT_JSON | OUT_CSV },
+	{ .name = "runq.hist_log2_us",
+	  .unit = "waits",
+	  .help = "Run-queue waits by log2 slot: slot 0 < 2 us, slot k [2^k, 2^(k+1)) us (to the last non-zero slot).",
+	  .kind = FIG_COUNTER,
+	  .src = SRC_RUNQ_HIST,
+	  .fmt = FMT_HIST,
+	  .outputs = OUT_JSON | OUT_PROM,
+	  .prom = "runqueue_latency_seconds" },
+	{ .name = "coverage",
+	  .title = "COV%",
+	  .unit = "percent",
+	  .help = "The lowest coverage of its counting events (100: none multiplexed).",
+	  .kind = FIG_GAUGE,
+	  .src = SRC_DERIVED,
+	  .index = DER_MIN_COVERAGE,
+	  .fmt = FMT_PCT,
+	  .outputs = OUT_TABLE },
+};
+
+static const struct self_figure self_figures[] = {
+	{ "map_entries", "pmbpf_map_entries", "entries",
+	  "Process entries in the kernel counts map.", FIG_GAUGE, SELF_MAP_ENTRIES, 0,
+	  OUT_JSON | OUT_PROM },
+	{ "map_capacity", "pmbpf_map_capacity", "entries",
+	  "Size of the kernel counts map (--max-procs).", FIG_GAUGE, SELF_MAP_CAPACITY, 0,
+	  OUT_JSON | OUT_PROM },
+	{ "map_memory_bytes", "pmbpf_bpf_map_memory_bytes", "bytes",
+	  "Kernel memory of pmbpf's BPF maps (memlock), charged to its memory cgroup.", FIG_GAUGE,
+	  SELF_MAP_BYTES, 0, OUT_JSON | OUT_PROM },
+	{ "overflow_credits", "pmbpf_overflow_credits_total", "credits",
+	  "Credits that went to the overflow entry because the counts map was full.", FIG_COUNTER,
+	  SELF_STAT, PMBPF_STAT_OVERFLOW, OUT_JSON | OUT_PROM | OUT_TABLE },
+	{ "exit_records", "pmbpf_exit_records_total", "records",
+	  "Exit records sent through the ring buffer.", FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS,
+	  OUT_JSON | OUT_PROM },
+	{ "exit_records_lost", "pmbpf_exit_records_lost_total", "records",
+	  "Exit records lost because the ring buffer was full (counts are then read from the map).",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS_LOST, OUT_JSON | OUT_PROM | OUT_TABLE },
+	{ "read_errors", "pmbpf_read_errors_total", "reads", "Failed counter reads in BPF.",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_READ_ERRORS, OUT_JSON | OUT_PROM },
+	{ "flushes", "pmbpf_flushes_total", "flushes",
+	  "Flushes: every CPU made to credit its running task before a read.", FIG_COUNTER,
+	  SELF_STAT, PMBPF_STAT_FLUSHES, OUT_JSON | OUT_PROM },
+	{ "wakeups", "pmbpf_sched_wakeups_total", "calls",
+	  "sched_wakeup and sched_wakeup_new calls seen.", FIG_COUNTER, SELF_STAT,
+	  PMBPF_STAT_WAKEUPS, OUT_JSON | OUT_PROM },
+	{ "waits_unmatched", "pmbpf_waits_unmatched_total", "waits",
+	  "Run-queue and off-CPU waits dropped: the task was not the one expected.", FIG_COUNTER,
+	  SELF_STAT, PMBPF_STAT_WAIT_UNMATCHED, OUT_JSON | OUT_PROM },
+	{ "spans_unmatched", "pmbpf_spans_unmatched_total", "spans",
+	  "Monitored spans whose switch-in the kernel did not report (credited the scheduler's run time).",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_SPAN_UNMATCHED, OUT_JSON | OUT_PROM },
+	{ "vanished", "pmbpf_vanished_processes_total", "processes",
+	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
+	  OUT_JSON | OUT_PROM },
+	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
+	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM },
+};
+
+_Static_assert(PMBPF_STAT_NR == 8, "a new BPF statistic needs its entry in self_figures[]");
+
+const struct figure *catalog__figures(size_t *nr)
+{
+	*nr = sizeof(figures) / sizeof(figures[0]);
+	return figures;
+}
+
+const struct self_figure *catalog__self(size_t *nr)
+{
+	*nr = sizeof(self_figures) / sizeof(self_figures[0]);
+	return self_figures;
+}
+
+static const struct figure *find(enum fig_src src, int index)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		if (figures[i].src == src && figures[i].index == index)
+			return &figures[i];
+	return NULL;
+}
+
+const struct figure *catalog__count(enum pmbpf_count c)
+{
+	return find(SRC_COUNT, c);
+}
+
+const struct figure *catalog__derived(enum fig_derived d)
+{
+	return find(SRC_DERIVED, d);
+}
+
+double figure__value(const struct figure *fd, const struct figures *f, const struct row_metrics *m,
+		     int i)
+{
+	switch (fd->src) {
+	case SRC_COUNT:
+		return (double)f->n[fd->index];
+	case SRC_DERIVED:
+		return m->d[fd->index];
+	case SRC_EVENT:
+		return m->count[i];
+	case SRC_EVENT_RAW:
+		return (double)f->ev[i].value;
+	case SRC_EVENT_ENABLED:
+		return (double)f->ev[i].enabled;
+	case SRC_EVENT_RUNNING:
+		return (double)f->ev[i].running;
+	case SRC_EVENT_COVERAGE:
+		return m->coverage[i];
+	case SRC_MPKI:
+		return m->mpki[i];
+	case SRC_METRIC:
+		return m->metric[i / METRIC_MAX_VALUES][i % METRIC_MAX_VALUES];
+	case SRC_RUNQ_HIST:
+		return (double)f->n[PMBPF_N_RUNQ_COUNT];
+	}
+	return NAN;
+}
+
+int figure__instances(const struct figure *fd, const struct snapshot *snap)
+{
+	switch (fd->src) {
+	case SRC_EVENT:
+	case SRC_EVENT_RAW:
+	case SRC_EVENT_ENABLED:
+	case SRC_EVENT_RUNNING:
+	case SRC_EVENT_COVERAGE:
+	case SRC_MPKI:
+		return snap->nr_events;
+	case SRC_METRIC:
+		return snap->metrics ? snap->metrics->nr * METRIC_MAX_VALUES : 0;
+	default:
+		return 1;
+	}
+}
+
+bool figure__applies(const struct figure *fd, const struct snapshot *snap, int i)
+{
+	const struct metric_use *mu;
+
+	switch (fd->src) {
+	case SRC_EVENT:
+	case SRC_EVENT_RAW:
+	case SRC_EVENT_ENABLED:
+	case SRC_EVENT_RUNNING:
+	case SRC_EVENT_COVERAGE:
+		return i < snap->nr_events;
+	case SRC_MPKI:
+		return i < snap->nr_events && (snap->events[i].spec.kind & EVENT_MISS);
+	case SRC_METRIC:
+		if (!snap->metrics || i / METRIC_MAX_VALUES >= snap->metrics->nr)
+			return false;
+		mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
+		return metric_use__values(mu)[i % METRIC_MAX_VALUES] != NULL;
+	default:
+		return i == 0;
+	}
+}
+
+const char *figure__name(const struct figure *fd, const char *pattern, const struct snapshot *snap,
+			 int i, char *buf, size_t len)
+{
+	char inst[96] = "";
+	const char *p;
+	size_t o = 0;
+
+	if (!pattern)
+		return NULL;
+	switch (fd->src) {
+	case SRC_EVENT:
+	case SRC_EVENT_RAW:
+	case SRC_EVENT_ENABLED:
+	case SRC_EVENT_RUNNING:
+	case SRC_EVENT_COVERAGE:
+		snprintf(inst, sizeof(inst), "%s", snap->events[i].spec.name);
+		break;
+	case SRC_MPKI:
+		/* "LLC-load-misses" -> "LLC" in a title, whole in names */
+		if (fd->title == pattern)
+			snprintf(inst, sizeof(inst), "%.*s",
+				 (int)strcspn(snap->events[i].spec.name, "-"),
+				 snap->events[i].spec.name);
+		else
+			snprintf(inst, sizeof(inst), "%s", snap->events[i].spec.name);
+		break;
+	case SRC_METRIC: {
+		const struct metric_use *mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
+		const char *v = metric_use__values(mu)[i % METRIC_MAX_VALUES];
+
+		/* JSON nests the metric's values; flat names join them */
+		if (fd->name == pattern)
+			snprintf(inst, sizeof(inst), "%s.%s", mu->name, v);
+		else if (fd->title == pattern)
+			snprintf(inst, sizeof(inst), "%s", v);
+		else
+			snprintf(inst, sizeof(inst), "%s-%s", mu->name, v);
+		break;
+	}
+	default:
+		break;
+	}
+	for (p = pattern; *p && o + 1 < len; p++) {
+		if (p[0] == '%' && p[1] == 's') {
+			o += snprintf(buf + o, len - o, "%s", inst);
+			if (o >= len)
+				o = len - 1;
+			p++;
+			continue;
+		}
+		buf[o++] = *p;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+double self_figure__value(const struct self_figure *sf, const struct snapshot *snap)
+{
+	switch (sf->src) {
+	case SELF_STAT:
+		return (double)snap->stats[sf->index];
+	case SELF_MAP_ENTRIES:
+		return (double)snap->map_entries;
+	case SELF_MAP_CAPACITY:
+		return (double)snap->map_capacity;
+	case SELF_MAP_BYTES:
+		return (double)snap->map_bytes;
+	case SELF_VANISHED:
+		return (double)snap->vanished;
+	case SELF_POLL_NS:
+		return (double)snap->poll_ns;
+	}
+	return NAN;
+}
