@@ -539,22 +539,26 @@ static void read_system(struct session *s, struct snapshot *snap)
  */
 static int cpu_reopen(struct session *s, int cpu)
 {
-	int map_fd = bpf_map__fd(s->skel->maps.events), slot, err = 0;
-	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS];
+	int map_fd = bpf_map__fd(s->skel->maps.events), slot, g, err = 0;
+	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS], leader[PMBPF_MAX_EVENTS];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
 
-	for (slot = 0; slot < s->nr_slots; slot++)
-		fds[slot] = -1;
+	for (slot = 0; slot < PMBPF_MAX_EVENTS; slot++)
+		fds[slot] = leader[slot] = -1;
 	for (slot = 0; slot < s->nr_slots && !err; slot++) {
 		const struct event_spec *spec = &s->ev[s->slot_event[slot]].spec;
 		struct perf_event_attr attr;
 		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
 		long fd;
 
-		/* reopened alone: a returning CPU's groups are not formed again */
+		g = spec->group >= 0 && spec->group < PMBPF_MAX_EVENTS ? spec->group : -1;
 		if (event_attr(spec, cpu, &attr)) {
-			attr.disabled = 0;
-			fd = perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			/* groups formed again as open_event() does: leader disabled until its members are in */
+			attr.disabled = g >= 0 && leader[g] < 0;
+			fd = perf_event_open(&attr, -1, cpu, g >= 0 ? leader[g] : -1,
+					     PERF_FLAG_FD_CLOEXEC);
+			if (fd >= 0 && g >= 0 && leader[g] < 0)
+				leader[g] = (int)fd;
 		} else {
 			fd = placeholder(cpu);
 		}
@@ -567,6 +571,9 @@ static int cpu_reopen(struct session *s, int cpu)
 		if (bpf_map_update_elem(map_fd, &idx, &fds[slot], BPF_ANY))
 			err = -errno;
 	}
+	for (g = 0; g < PMBPF_MAX_EVENTS && !err; g++)
+		if (leader[g] >= 0 && ioctl(leader[g], PERF_EVENT_IOC_ENABLE, 0))
+			err = -errno;
 	if (!err && bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.rebase), &opts))
 		err = -errno;
 	if (err) {
