@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include "profile.h"
 #include "profile.skel.h"
+#include "bpfload.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "events.h"
@@ -120,11 +121,11 @@ struct profile {
 	struct recheck rechecks[RECHECKS]; /* a ring */
 	unsigned int nr_rechecks, recheck_head;
 	struct profile_bpf *skel;
-	struct bpf_link **links; /* one per CPU, then the sched programs */
+	struct bpfload bl; /* the sched programs */
+	struct bpf_link **links; /* sampling: one per CPU */
 	int *fds;
 	int nr_links;
 	int nr_cpus;
-	bool tp_btf;
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
 	int cgroup_fd;
@@ -245,61 +246,32 @@ static bool pid_alive(pid_t pid)
 	return !(kill(pid, 0) && errno == ESRCH);
 }
 
-static int load(struct profile *p, bool tp_btf)
+static int load(struct bpfload *bl, void *ctx)
 {
+	struct profile *p = ctx;
 	struct profile_opts *o = p->o;
 	struct profile_bpf *skel;
+	struct prog_pair pairs[2];
 	int err;
 
 	skel = profile_bpf__open();
-	if (!skel) {
-		err = -errno;
-		pr_err("cannot open BPF object: %s\n", strerror(-err));
+	err = bpfload__opened(skel);
+	if (err)
 		return err;
-	}
 	skel->rodata->filter_tgid = o->pid;
 	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
 	bpf_program__set_autoload(skel->progs.sample, !o->offcpu);
-	bpf_program__set_autoload(skel->progs.offcpu_btf, o->offcpu && tp_btf);
-	bpf_program__set_autoload(skel->progs.offcpu_raw, o->offcpu && !tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
 	if (!o->offcpu)
 		bpf_map__set_max_entries(skel->maps.starts, 1);
-	err = profile_bpf__load(skel);
+	pairs[0] = (struct prog_pair){ skel->progs.exec_btf, skel->progs.exec_raw };
+	pairs[1] = (struct prog_pair){ skel->progs.offcpu_btf, skel->progs.offcpu_raw,
+				       .off = !o->offcpu };
+	err = bpfload__choose(bl, pairs, 2) ?: profile_bpf__load(skel);
 	if (err) {
 		profile_bpf__destroy(skel);
 		return err;
 	}
 	p->skel = skel;
-	p->tp_btf = tp_btf;
-	return 0;
-}
-
-static int add_link(struct profile *p, struct bpf_link *link)
-{
-	if (!link)
-		return -errno;
-	p->links[p->nr_links++] = link;
-	return 0;
-}
-
-static int attach_sched(struct profile *p)
-{
-	struct bpf_program *progs[2];
-	int i, n = 0, err;
-
-	progs[n++] = p->tp_btf ? p->skel->progs.exec_btf : p->skel->progs.exec_raw;
-	if (p->o->offcpu)
-		progs[n++] = p->tp_btf ? p->skel->progs.offcpu_btf : p->skel->progs.offcpu_raw;
-	for (i = 0; i < n; i++) {
-		err = add_link(p, bpf_program__attach(progs[i]));
-		if (err) {
-			pr_err("cannot attach %s: %s\n", bpf_program__name(progs[i]),
-			       strerror(-err));
-			return err;
-		}
-	}
 	return 0;
 }
 
@@ -325,6 +297,7 @@ static int attach_sampling(struct profile *p, bool *online)
 			.config = o->event.config,
 			.disabled = 1,
 		};
+		struct bpf_link *link;
 		long fd;
 
 		if (!online[cpu])
@@ -342,17 +315,20 @@ static int attach_sampling(struct profile *p, bool *online)
 			return errno;
 		}
 		p->fds[cpu] = (int)fd;
-		err = add_link(p, bpf_program__attach_perf_event(p->skel->progs.sample, (int)fd));
-		if (err) {
+		link = bpf_program__attach_perf_event(p->skel->progs.sample, (int)fd);
+		if (!link) {
+			err = -errno;
 			pr_err("cannot attach to %s on CPU %d: %s\n", o->event.name, cpu,
 			       strerror(-err));
 			return err;
 		}
+		p->links[p->nr_links++] = link;
 	}
 	return 0;
 }
 
-static void detach(struct profile *p)
+/* Close the sampling events and their links. */
+static void detach_sampling(struct profile *p)
 {
 	int i;
 
@@ -369,7 +345,8 @@ static void detach(struct profile *p)
 /* Detach everything and free what the detach left. */
 static void profile_close(struct profile *p)
 {
-	detach(p);
+	detach_sampling(p);
+	bpfload__detach(&p->bl);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel);
 	if (p->cgroup_fd >= 0)
@@ -457,10 +434,9 @@ static int set_cgroup_filter(struct profile *p)
 static int profile_open(struct profile *p, bool *online)
 {
 	struct profile_opts *o = p->o;
-	bool tp_btf = !o->raw_tp && kernel__has_tp_btf();
 	int err, cpu;
 
-	p->links = calloc(p->nr_cpus + 2, sizeof(*p->links));
+	p->links = calloc(p->nr_cpus, sizeof(*p->links));
 	p->fds = malloc(p->nr_cpus * sizeof(*p->fds));
 	p->sym = symbolizer__new();
 	if (!p->links || !p->fds || !p->sym)
@@ -468,16 +444,9 @@ static int profile_open(struct profile *p, bool *online)
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		p->fds[cpu] = -1;
 
-	err = load(p, tp_btf);
-	if (err && tp_btf) {
-		pr_err("tp_btf programs failed to load (%s); using raw_tp\n", strerror(-err));
-		err = load(p, false);
-	}
-	if (err) {
-		pr_err("cannot load BPF programs: %s (run with -v for the verifier log)\n",
-		       strerror(-err));
+	err = bpfload__load(&p->bl, !o->raw_tp && kernel__has_tp_btf(), load, p);
+	if (err)
 		return err;
-	}
 	if (o->cgroup) {
 		err = set_cgroup_filter(p);
 		if (err)
@@ -489,7 +458,7 @@ static int profile_open(struct profile *p, bool *online)
 		pr_err("cannot open ring buffer: %s\n", strerror(-err));
 		return err;
 	}
-	err = attach_sched(p);
+	err = bpfload__attach(&p->bl);
 	if (err || o->offcpu)
 		return err;
 
@@ -499,10 +468,7 @@ static int profile_open(struct profile *p, bool *online)
 		if (err > 0 && not_supported(err)) {
 			pr_err("no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
 			       strerror(err));
-			detach(p);
-			err = attach_sched(p);
-			if (err)
-				return err;
+			detach_sampling(p);
 			event__parse("cpu-clock", &o->event);
 			err = attach_sampling(p, online);
 		}
@@ -524,24 +490,6 @@ static int profile_open(struct profile *p, bool *online)
 	return err;
 }
 
-static void read_stats(struct profile *p)
-{
-	int fd = bpf_map__fd(p->skel->maps.stats), ncpu = libbpf_num_possible_cpus();
-	__u64 *vals = calloc(ncpu, sizeof(*vals));
-	__u32 i;
-	int cpu;
-
-	if (!vals)
-		return;
-	for (i = 0; i < PROFILE_STAT_NR; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (cpu = 0; cpu < ncpu; cpu++)
-			p->stats[i] += vals[cpu];
-	}
-	free(vals);
-}
-
 struct entry {
 	struct profile_key key;
 	struct profile_value val;
@@ -554,73 +502,44 @@ static int entry_cmp(const void *a, const void *b)
 	return x->key.tgid < y->key.tgid ? -1 : x->key.tgid > y->key.tgid;
 }
 
-/* Every (key, value) of the counts map, read in batches where the kernel can. */
+struct entries {
+	struct entry *e;
+	size_t nr, cap;
+};
+
+static int entry_add(void *ctx, const void *key, const void *val, size_t stride)
+{
+	struct entries *es = ctx;
+
+	if (es->nr == es->cap)
+		return -E2BIG; /* more entries than the map holds: cannot happen */
+	memcpy(&es->e[es->nr].key, key, sizeof(es->e->key));
+	memcpy(&es->e[es->nr].val, val, sizeof(es->e->val));
+	es->nr++;
+	return 0;
+}
+
+/* Every (key, value) of the counts map, by process. */
 static int read_counts(struct profile *p, struct entry **out, size_t *nr)
 {
-	int fd = bpf_map__fd(p->skel->maps.counts);
-	__u32 max = bpf_map__max_entries(p->skel->maps.counts), count, i;
-	struct profile_key *keys = calloc(max, sizeof(*keys)), prev, next;
-	struct profile_value *vals = calloc(max, sizeof(*vals));
-	struct entry *e = NULL;
-	size_t n = 0;
-	__u32 batch = 0;
-	int err = 0;
-	bool first = true, batched = true;
+	struct entries es = { .cap = bpf_map__max_entries(p->skel->maps.counts) };
+	struct map_reader r;
+	int err;
 
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto out;
+	es.e = calloc(es.cap, sizeof(*es.e));
+	if (!es.e)
+		return -ENOMEM;
+	err = map_reader__init(&r, bpf_map__fd(p->skel->maps.counts));
+	err = err ?: map_reader__for_each(&r, entry_add, &es);
+	map_reader__free(&r);
+	if (err) {
+		free(es.e);
+		return err;
 	}
-	for (;;) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-		count = max - (__u32)n;
-		if (!count)
-			break;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys + n, vals + n,
-					   &count, &opts);
-		if (err && errno != ENOENT) {
-			err = -errno;
-			if (n == 0 && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP)) {
-				batched = false;
-				err = 0;
-			}
-			break;
-		}
-		n += count;
-		first = false;
-		if (err) { /* ENOENT: that was the last batch */
-			err = 0;
-			break;
-		}
-	}
-	if (!batched) {
-		n = 0;
-		memset(&prev, 0, sizeof(prev));
-		while (n < max && !bpf_map_get_next_key(fd, n ? &prev : NULL, &next)) {
-			if (!bpf_map_lookup_elem(fd, &next, &vals[n]))
-				keys[n++] = next;
-			prev = next;
-		}
-	}
-	if (err)
-		goto out;
-	e = calloc(n ? n : 1, sizeof(*e));
-	if (!e) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		e[i].key = keys[i];
-		e[i].val = vals[i];
-	}
-	qsort(e, n, sizeof(*e), entry_cmp);
-	*out = e;
-	*nr = n;
-out:
-	free(keys);
-	free(vals);
-	return err;
+	qsort(es.e, es.nr, sizeof(*es.e), entry_cmp);
+	*out = es.e;
+	*nr = es.nr;
+	return 0;
 }
 
 /* Frame names go into ';'-separated lines: no ';', no control characters. */
@@ -943,12 +862,13 @@ int cmd_profile(int argc, char **argv)
 	start = now_ns(CLOCK_MONOTONIC);
 	err = profile_run(&p);
 	elapsed = now_ns(CLOCK_MONOTONIC) - start;
-	detach(&p);
+	detach_sampling(&p);
+	bpfload__detach(&p.bl);
 	if (err)
 		goto cleanup;
 	/* Processes first seen just before the detach. */
 	ring_buffer__consume(p.rb);
-	read_stats(&p);
+	percpu_array__sum(bpf_map__fd(p.skel->maps.stats), p.stats, PROFILE_STAT_NR);
 
 	err = fold_all(&p, &lines, &nr_lines);
 	if (err)

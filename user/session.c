@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
+#include "bpfload.h"
 #include "cgroup.h"
 #include "container.h"
 #include "pmu.h"
@@ -55,8 +56,9 @@ struct grave {
 
 struct session {
 	struct pmbpf_bpf *skel;
-	struct bpf_link *links[5];
-	struct bpf_program *progs[6]; /* attached ones and flush, for self statistics */
+	struct bpfload bl;
+	/* the attached programs and flush, for self statistics */
+	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 1];
 	int nr_progs;
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
@@ -75,15 +77,11 @@ struct session {
 	struct cgroup_cache *cg;
 	__u64 gen;
 	__u64 last_mono;
-	bool tp_btf;
 	struct features feat;
 	__u32 max_procs;
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
-	/* batch read buffers */
-	struct pmbpf_key *keys;
-	char *vals;
-	__u32 chunk;
-	size_t stride;
+	struct map_reader counts;
+	size_t stride; /* of a CPU's value in the counts map */
 	/* exit records drained in this collection */
 	struct pmbpf_exit *exits;
 	size_t nr_exits, cap_exits;
@@ -352,41 +350,45 @@ static bool group_has_hw(const struct session *s, int g)
 }
 
 /*
- * One flavour of each program: tp_btf or raw_tp, and a sched_switch program
- * that sums exits in BPF only where the kernel can (kfeatures.h). The
- * per-thread timestamp map of the other flavour is not created.
+ * The programs in their two flavours, in attach order: wakeups first, so no
+ * switch-in finds a half-set timestamp. The sched_switch program sums exits
+ * in BPF only where the kernel can (kfeatures.h). The per-thread timestamp
+ * map of the flavour not loaded is not created.
  */
-static void choose_programs(struct session *s, struct pmbpf_bpf *skel, bool tp_btf)
+static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_bpf *skel)
 {
-	bool sum = features__exit_records(&s->feat);
+	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
+	const struct prog_pair pairs[] = {
+		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
+		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },
+		{ skel->progs.switch_btf, skel->progs.switch_raw, .off = !sum },
+		{ skel->progs.switch_btf_mark, skel->progs.switch_raw_mark, .off = sum },
+		{ skel->progs.exec_btf, skel->progs.exec_raw },
+		{ skel->progs.attach_btf, skel->progs.attach_raw },
+	};
 
-	bpf_program__set_autoload(skel->progs.switch_btf, tp_btf && sum);
-	bpf_program__set_autoload(skel->progs.switch_btf_mark, tp_btf && !sum);
-	bpf_program__set_autoload(skel->progs.switch_raw, !tp_btf && sum);
-	bpf_program__set_autoload(skel->progs.switch_raw_mark, !tp_btf && !sum);
-	bpf_program__set_autoload(skel->progs.exec_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.exec_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.wakeup_new_raw, !tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_btf, tp_btf);
-	bpf_program__set_autoload(skel->progs.attach_raw, !tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
+	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
 
-static int load(struct session *s, const struct session_opts *o, bool tp_btf)
+struct load_ctx {
+	struct session *s;
+	const struct session_opts *o;
+};
+
+static int load(struct bpfload *bl, void *ctx)
 {
+	const struct load_ctx *l = ctx;
+	struct session *s = l->s;
+	const struct session_opts *o = l->o;
 	struct pmbpf_bpf *skel;
 	int err, i;
 
 	skel = pmbpf_bpf__open();
-	if (!skel) {
-		err = -errno;
-		pr_err("cannot open BPF object: %s\n", strerror(-err));
+	err = bpfload__opened(skel);
+	if (err)
 		return err;
-	}
 	skel->rodata->nr_cpus = s->nr_cpus;
 	skel->rodata->nr_events = s->nr_slots;
 	for (i = 0; i < s->nr_slots; i++) {
@@ -410,14 +412,12 @@ static int load(struct session *s, const struct session_opts *o, bool tp_btf)
 	bpf_map__set_max_entries(skel->maps.events,
 				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
-	choose_programs(s, skel, tp_btf);
-	err = pmbpf_bpf__load(skel);
+	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
 		return err;
 	}
 	s->skel = skel;
-	s->tp_btf = tp_btf;
 	return 0;
 }
 
@@ -458,29 +458,12 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 
 static int attach(struct session *s)
 {
-	struct bpf_program *progs[5];
-	int i, err;
+	int err = bpfload__attach(&s->bl);
 
-	/* Wakeups first, so no switch-in finds a half-set timestamp. */
-	progs[0] = s->tp_btf ? s->skel->progs.wakeup_btf : s->skel->progs.wakeup_raw;
-	progs[1] = s->tp_btf ? s->skel->progs.wakeup_new_btf : s->skel->progs.wakeup_new_raw;
-	if (features__exit_records(&s->feat))
-		progs[2] = s->tp_btf ? s->skel->progs.switch_btf : s->skel->progs.switch_raw;
-	else
-		progs[2] =
-			s->tp_btf ? s->skel->progs.switch_btf_mark : s->skel->progs.switch_raw_mark;
-	progs[3] = s->tp_btf ? s->skel->progs.exec_btf : s->skel->progs.exec_raw;
-	progs[4] = s->tp_btf ? s->skel->progs.attach_btf : s->skel->progs.attach_raw;
-	for (i = 0; i < 5; i++) {
-		s->progs[s->nr_progs++] = progs[i];
-		s->links[i] = bpf_program__attach(progs[i]);
-		if (!s->links[i]) {
-			err = -errno;
-			pr_err("cannot attach %s: %s\n", bpf_program__name(progs[i]),
-			       strerror(-err));
-			return err;
-		}
-	}
+	if (err)
+		return err;
+	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
+	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
 	return 0;
 }
@@ -689,30 +672,20 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s->metrics = o->metrics;
 	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
-	if (!o->force_raw_tp && features__tp_btf_usable(&s->feat)) {
-		err = load(s, o, true);
-		if (err)
-			pr_err("tp_btf programs failed to load (%s); using raw_tp\n",
-			       strerror(-err));
-	}
-	if (!s->skel) {
-		err = load(s, o, false);
-		if (err) {
-			pr_err("cannot load BPF programs: %s (run with -v for the verifier log)\n",
-			       strerror(-err));
-			goto fail;
-		}
-	}
+	err = bpfload__load(&s->bl, !o->force_raw_tp && features__tp_btf_usable(&s->feat), load,
+			    &(struct load_ctx){ s, o });
+	if (err)
+		goto fail;
 
 	err = fill_maps(s, o);
 	if (err)
 		goto fail;
 
-	s->chunk = 256;
-	s->keys = malloc(sizeof(*s->keys) * s->chunk);
-	s->vals = malloc(s->stride * s->nr_cpus * s->chunk);
+	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts));
+	if (err)
+		goto fail;
 	s->cg = cgroup_cache__new();
-	if (!s->keys || !s->vals || !s->cg) {
+	if (!s->cg) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -971,71 +944,27 @@ static int on_entry(struct session *s, const struct pmbpf_key *key, const char *
 	return 0;
 }
 
-static int read_map_iter(struct session *s)
-{
-	int fd = bpf_map__fd(s->skel->maps.counts), err;
-	struct pmbpf_key key, next;
-	struct pmbpf_key *prev = NULL;
+struct map_walk {
+	struct session *s;
+	int err; /* on_entry's */
+};
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, s->vals))
-			continue; /* deleted in between */
-		err = on_entry(s, &key, s->vals);
-		if (err)
-			return err;
-	}
-	return 0;
+static int walk_entry(void *ctx, const void *key, const void *vals, size_t stride)
+{
+	struct map_walk *w = ctx;
+
+	w->err = on_entry(w->s, key, vals);
+	return w->err;
 }
 
 static int read_map(struct session *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.counts), err;
-	struct pmbpf_key token;
-	bool first = true;
-	__u32 count, i;
+	struct map_walk w = { .s = s };
+	int err = map_reader__for_each(&s->counts, walk_entry, &w);
 
-	for (;;) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-		count = s->chunk;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, s->keys, s->vals,
-					   &count, &opts);
-		if (err)
-			err = -errno;
-		if (err && err != -ENOENT) {
-			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
-				return read_map_iter(s);
-			if (err == -ENOSPC && s->chunk < (1U << 20)) {
-				__u32 chunk = s->chunk * 2;
-				void *k = realloc(s->keys, sizeof(*s->keys) * chunk);
-				void *v;
-
-				if (!k)
-					return -ENOMEM;
-				s->keys = k;
-				v = realloc(s->vals, s->stride * s->nr_cpus * chunk);
-				if (!v)
-					return -ENOMEM;
-				s->vals = v;
-				s->chunk = chunk;
-				continue;
-			}
-			pr_err("cannot read counts map: %s\n", strerror(-err));
-			return err;
-		}
-		for (i = 0; i < count; i++) {
-			int e = on_entry(s, &s->keys[i],
-					 s->vals + (size_t)i * s->stride * s->nr_cpus);
-
-			if (e)
-				return e;
-		}
-		if (err == -ENOENT)
-			return 0;
-		first = false;
-	}
+	if (err && !w.err)
+		pr_err("cannot read counts map: %s\n", strerror(-err));
+	return err;
 }
 
 /*
@@ -1205,46 +1134,6 @@ static int build_cgroups(struct session *s, struct snapshot *snap)
 	return 0;
 }
 
-/* Run time and count of each program (non-zero with kernel.bpf_stats_enabled=1). */
-static void read_prog_stats(struct session *s, struct snapshot *snap)
-{
-	int i;
-
-	snap->nr_progs = 0;
-	for (i = 0; i < s->nr_progs && i < SNAPSHOT_MAX_PROGS; i++) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		struct prog_stat *p = &snap->progs[snap->nr_progs];
-
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(s->progs[i]), &info, &len))
-			continue;
-		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(s->progs[i]));
-		p->run_time_ns = info.run_time_ns;
-		p->run_cnt = info.run_cnt;
-		p->recursion_misses = info.recursion_misses;
-		snap->nr_progs++;
-	}
-}
-
-static void read_stats(struct session *s, struct snapshot *snap)
-{
-	int fd = bpf_map__fd(s->skel->maps.stats);
-	__u64 *vals = calloc(s->nr_cpus, sizeof(__u64));
-	__u32 i;
-	int cpu;
-
-	if (!vals)
-		return;
-	for (i = 0; i < PMBPF_STAT_NR; i++) {
-		snap->stats[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			snap->stats[i] += vals[cpu];
-	}
-	free(vals);
-}
-
 int session__collect(struct session *s, struct snapshot *snap)
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
@@ -1294,13 +1183,14 @@ int session__collect(struct session *s, struct snapshot *snap)
 	}
 	graves_expire(s);
 
-	read_stats(s, snap);
-	read_prog_stats(s, snap);
+	percpu_array__sum(bpf_map__fd(s->skel->maps.stats), snap->stats, PMBPF_STAT_NR);
+	/* run time and count: non-zero with kernel.bpf_stats_enabled=1 */
+	snap->nr_progs = prog_stats__read(s->progs, s->nr_progs, snap->progs, SNAPSHOT_MAX_PROGS);
 	snap->nr_cpus = s->nr_online;
 	snap->nr_events = s->nr_events;
 	snap->events = s->ev;
 	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
-	snap->attach = s->tp_btf ? "tp_btf" : "raw_tp";
+	snap->attach = session__attach_kind(s);
 	snap->map_entries = s->table.used;
 	snap->map_capacity = s->max_procs;
 	snap->map_bytes = s->map_bytes;
@@ -1405,7 +1295,7 @@ __u32 session__max_procs(const struct session *s)
 
 const char *session__attach_kind(const struct session *s)
 {
-	return s->tp_btf ? "tp_btf" : "raw_tp";
+	return s->bl.tp_btf ? "tp_btf" : "raw_tp";
 }
 
 void session__close(struct session *s)
@@ -1414,8 +1304,7 @@ void session__close(struct session *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < 5; i++)
-		bpf_link__destroy(s->links[i]);
+	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
 	if (s->fds)
@@ -1429,8 +1318,7 @@ void session__close(struct session *s)
 	free(s->online);
 	free(s->stale);
 	free(s->bank);
-	free(s->keys);
-	free(s->vals);
+	map_reader__free(&s->counts);
 	free(s->exits);
 	free(s->graves);
 	free(s->marked);

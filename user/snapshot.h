@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "pmbpf.h"
+#include "bpfload.h" /* struct prog_stat */
 #include "events.h"
 
 struct metric_sel;
@@ -65,14 +66,6 @@ struct cgroup_row {
 };
 
 #define SNAPSHOT_MAX_PROGS 8
-
-/* A BPF program's cumulative cost (kernel.bpf_stats_enabled=1). */
-struct prog_stat {
-	char name[32];
-	__u64 run_time_ns;
-	__u64 run_cnt;
-	__u64 recursion_misses; /* runs skipped because the program was already running on that CPU */
-};
 
 struct snapshot {
 	__u64 time_ns; /* CLOCK_REALTIME at the end of the interval */
