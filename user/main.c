@@ -19,6 +19,7 @@ static const struct cmd {
 	{ "stat", cmd_stat, "run a command: totals of it and its children (table, JSON)" },
 	{ "doctor", cmd_doctor, "check this host: BTF, cgroup2, capabilities, events, fallbacks" },
 	{ "compare", cmd_compare, "compare two 'stat -r N -o json' files: regression or not" },
+	{ "cpi", cmd_cpi, "CPI outliers per cgroup in 'record -b cgroup -o json', and suspects" },
 #ifndef PMBPF_MINIMAL
 	/* subcommands that need ncurses, libdw or libmicrohttpd */
 	{ "serve", cmd_serve, "collect continuously, serve Prometheus metrics on /metrics" },
