@@ -103,9 +103,13 @@ def test_container_sums_rollup_and_identity(tree):
     checked = 0
     for when, rows in by_time(recs).items():
         procs = [r for r in rows if r["type"] == "process"]
-        cgs = {r["cgroup"]: r for r in rows if r["type"] == "cgroup"}
-        for path, cg in cgs.items():
-            mine = [r for r in procs if r["cgroup"] == path]
+        # by id: cgroups removed before pmbpf saw them (other tests' on a
+        # shared host) all have a null path
+        cgs = {r["cgroup_id"]: r for r in rows if r["type"] == "cgroup"}
+        for cg in cgs.values():
+            path = cg["cgroup"]
+            # the idle task (pid 0, in /) is in no cgroup's figures
+            mine = [r for r in procs if r["cgroup_id"] == cg["cgroup_id"] and r["pid"] != 0]
             # a container's own figures are the sum of its processes
             assert cg["self"]["events"]["page-faults"]["raw"] == \
                 sum(r["events"]["page-faults"]["raw"] for r in mine)
@@ -119,11 +123,16 @@ def test_container_sums_rollup_and_identity(tree):
             assert cg["oncpu_ns"] == cg["self"]["oncpu_ns"] + sum(k["oncpu_ns"] for k in kids)
             checked += 1
             cg_total[path] = cg_total.get(path, 0) + cg["events"]["page-faults"]["raw"]
-        # the root's roll-up is everything (pids 0 included)
-        root = cgs.get("/")
+        # the root's roll-up is every process but the idle task (and the
+        # overflow entry and those of unknown cgroups, which have no parent)
+        root = [c for c in cgs.values() if c["cgroup"] == "/"]
         if root:
+            root = root[0]
+            work = [r for r in procs if r["pid"] != 0 and not r["overflow"] and r["cgroup"]]
             assert root["events"]["page-faults"]["raw"] == \
-                sum(r["events"]["page-faults"]["raw"] for r in procs)
+                sum(r["events"]["page-faults"]["raw"] for r in work)
+            assert root["oncpu_ns"] == sum(r["oncpu_ns"] for r in work)
+            assert root["processes_total"] == len(work)
     assert checked > 0
     # ground truth: each container is credited its workloads' faults
     # (the kernel's count includes the shell's faults before it moved itself in)

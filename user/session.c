@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Collection: open the counters per CPU, load and attach the BPF programs,
- * and turn the kernel's cumulative per-process counts into interval rows.
+ * read the kernel's cumulative per-process counts and exit records, and hand
+ * them to the accounting (account.c), which makes the interval's rows.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +20,10 @@
 #include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "bpfload.h"
+#include "account.h"
 #include "cgroup.h"
-#include "container.h"
 #include "pmu.h"
 #include "kfeatures.h"
-#include "proctable.h"
 #include "session.h"
 #include "util.h"
 
@@ -36,23 +36,6 @@
 #define COUNTS_ENTRIES 10240
 #define COUNTS_BUDGET  (128ULL << 20)
 #define COUNTS_MIN     256
-
-#define GRAVE_GENS  5 /* reads during which an exited process is remembered */
-#define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
-
-/*
- * A process known to be gone. In limbo (PID reused before its exit record
- * was read) its kernel entry still has to be diffed against cum; otherwise
- * the kernel entry is gone and any entry of it that shows up again is a
- * residue that counts from zero.
- */
-struct grave {
-	struct pmbpf_key key;
-	__u64 start_ns;
-	__u64 gen;
-	bool limbo;
-	struct pmbpf_counts cum; /* last cumulative counts seen */
-};
 
 struct session {
 	struct pmbpf_bpf *skel;
@@ -73,7 +56,7 @@ struct session {
 	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
 	struct pmbpf_reading *sys_last; /* same layout */
 	struct ring_buffer *rb;
-	struct proctable table;
+	struct account *acct;
 	struct cgroup_cache *cg;
 	__u64 gen;
 	__u64 last_mono;
@@ -82,16 +65,6 @@ struct session {
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	struct map_reader counts;
 	size_t stride; /* of a CPU's value in the counts map */
-	/* exit records drained in this collection */
-	struct pmbpf_exit *exits;
-	size_t nr_exits, cap_exits;
-	struct grave *graves;
-	size_t nr_graves, cap_graves;
-	/* entries the kernel marked dead in this collection (PMBPF_F_DEAD) */
-	struct pmbpf_exit *marked;
-	size_t nr_marked, cap_marked;
-	__u64 vanished;
-	struct snapshot *cur; /* the snapshot being filled */
 };
 
 /*
@@ -610,19 +583,38 @@ static int on_exit_record(void *ctx, void *data, size_t len)
 {
 	struct session *s = ctx;
 
-	if (len < sizeof(struct pmbpf_exit))
-		return 0;
-	if (s->nr_exits == s->cap_exits) {
-		size_t cap = s->cap_exits ? s->cap_exits * 2 : 256;
-		struct pmbpf_exit *e = realloc(s->exits, cap * sizeof(*e));
+	return account__exit(s->acct, data, len);
+}
 
-		if (!e)
-			return -ENOMEM;
-		s->exits = e;
-		s->cap_exits = cap;
-	}
-	memcpy(&s->exits[s->nr_exits++], data, sizeof(struct pmbpf_exit));
-	return 0;
+static const char *cgroup_path(void *ctx, __u64 id)
+{
+	struct session *s = ctx;
+
+	return cgroup_cache__path(s->cg, id, s->gen);
+}
+
+static __u64 cgroup_parent(void *ctx, const char *path, int *depth)
+{
+	struct session *s = ctx;
+
+	return cgroup_cache__parent(s->cg, path, depth);
+}
+
+static struct account *account_new(struct session *s)
+{
+	struct account_opts o = {
+		.nr_cpus = s->nr_cpus,
+		.stride = s->stride,
+		.nr_events = s->nr_events,
+		.cgroup_path = cgroup_path,
+		.cgroup_parent = cgroup_parent,
+		.ctx = s,
+	};
+	int i;
+
+	for (i = 0; i < s->nr_events; i++)
+		o.slot[i] = s->ev[i].slot;
+	return account__new(&o);
 }
 
 int session__open(struct session **sp, const struct session_opts *o)
@@ -685,7 +677,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 	s->cg = cgroup_cache__new();
-	if (!s->cg) {
+	s->acct = account_new(s);
+	if (!s->cg || !s->acct) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -714,234 +707,26 @@ fail:
 	return err;
 }
 
-static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
-		       const struct pmbpf_counts *b)
+/* The deletions the accounting asked for. */
+static void delete_entries(struct session *s)
 {
-	int i;
+	int fd = bpf_map__fd(s->skel->maps.counts);
+	const struct pmbpf_key *keys;
+	size_t i, n;
 
-	for (i = 0; i < PMBPF_N_NR; i++)
-		d->n[i] = a->n[i] - b->n[i];
-	d->runq_max_ns = a->runq_max_ns; /* already scoped to this interval */
-	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		d->runq_hist[i] = a->runq_hist[i] - b->runq_hist[i];
-	d->folded = a->folded - b->folded;
-	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
-		d->ev[i].value = a->ev[i].value - b->ev[i].value;
-		d->ev[i].enabled = a->ev[i].enabled - b->ev[i].enabled;
-		d->ev[i].running = a->ev[i].running - b->ev[i].running;
-	}
+	keys = account__deletions(s->acct, &n);
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &keys[i]);
+	account__deletions_clear(s->acct);
 }
 
-static bool counts_zero(const struct pmbpf_counts *d)
-{
-	int i;
-
-	if (d->folded)
-		return false;
-	for (i = 0; i < PMBPF_N_NR; i++)
-		if (d->n[i])
-			return false;
-	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
-		if (d->ev[i].value || d->ev[i].enabled)
-			return false;
-	return true;
-}
-
-static void counts_sum_cpus(struct session *s, const char *vals, struct pmbpf_counts *sum)
-{
-	int cpu, i;
-
-	memset(sum, 0, sizeof(*sum));
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		const struct pmbpf_counts *c = (const void *)(vals + cpu * s->stride);
-
-		for (i = 0; i < PMBPF_N_NR; i++)
-			sum->n[i] += c->n[i];
-		if (c->runq_max_gen == s->gen && c->runq_max_ns > sum->runq_max_ns)
-			sum->runq_max_ns = c->runq_max_ns;
-		for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-			sum->runq_hist[i] += c->runq_hist[i];
-		sum->folded += c->folded;
-		sum->flags |= c->flags;
-		if (c->start_ns)
-			sum->start_ns = c->start_ns;
-		if (c->comm_ns >= sum->comm_ns && c->comm[0]) {
-			sum->comm_ns = c->comm_ns;
-			memcpy(sum->comm, c->comm, sizeof(sum->comm));
-		}
-		for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
-			sum->ev[i].value += c->ev[i].value;
-			sum->ev[i].enabled += c->ev[i].enabled;
-			sum->ev[i].running += c->ev[i].running;
-		}
-	}
-}
-
-static void grave_add(struct session *s, const struct pmbpf_key *key,
-		      const struct pmbpf_counts *cum, bool limbo)
-{
-	struct grave *g;
-
-	if (s->nr_graves == s->cap_graves) {
-		size_t cap = s->cap_graves ? s->cap_graves * 2 : 64;
-
-		g = realloc(s->graves, cap * sizeof(*g));
-		if (!g)
-			return;
-		s->graves = g;
-		s->cap_graves = cap;
-	}
-	g = &s->graves[s->nr_graves++];
-	g->key = *key;
-	g->start_ns = cum->start_ns;
-	g->gen = s->gen;
-	g->limbo = limbo;
-	g->cum = *cum;
-}
-
-static struct grave *grave_find(struct session *s, const struct pmbpf_key *key, __u64 start_ns)
-{
-	size_t i;
-
-	for (i = 0; i < s->nr_graves; i++)
-		if (s->graves[i].key.tgid == key->tgid &&
-		    s->graves[i].key.cgroup_id == key->cgroup_id &&
-		    s->graves[i].start_ns == start_ns)
-			return &s->graves[i];
-	return NULL;
-}
-
-static void graves_expire(struct session *s)
-{
-	size_t i, j = 0;
-
-	for (i = 0; i < s->nr_graves; i++)
-		if (s->graves[i].gen + GRAVE_GENS > s->gen)
-			s->graves[j++] = s->graves[i];
-	s->nr_graves = j;
-}
-
-/* Kernel counts (by counter slot) to figures (by event index). */
-static void counts_to_figures(struct session *s, const struct pmbpf_counts *d, struct figures *f)
-{
-	int i;
-
-	memset(f, 0, sizeof(*f));
-	memcpy(f->n, d->n, sizeof(f->n));
-	f->runq_max_ns = d->runq_max_ns;
-	memcpy(f->runq_hist, d->runq_hist, sizeof(f->runq_hist));
-	for (i = 0; i < s->nr_events; i++) {
-		int slot = s->ev[i].slot;
-
-		if (slot >= 0)
-			f->ev[i] = d->ev[slot];
-	}
-}
-
-static int add_row(struct session *s, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
-		   const struct pmbpf_counts *d, bool exited)
-{
-	struct snapshot *snap = s->cur;
-	struct proc_row *row = snapshot__add_row(snap);
-
-	if (!row)
-		return -ENOMEM;
-	row->pid = key->tgid;
-	row->cgroup_id = key->cgroup_id;
-	row->cgroup = key->cgroup_id ? cgroup_cache__path(s->cg, key->cgroup_id, s->gen) : NULL;
-	row->exited = exited;
-	row->overflow = key->tgid == PMBPF_OVERFLOW_TGID;
-	row->start_ns = cum->start_ns;
-	if (row->overflow)
-		snprintf(row->comm, sizeof(row->comm), "[overflow]");
-	else if (key->tgid == 0)
-		snprintf(row->comm, sizeof(row->comm), "[idle]");
-	else
-		memcpy(row->comm, cum->comm, sizeof(row->comm));
-	row->folded = d->folded;
-	counts_to_figures(s, d, &row->f);
-	return 0;
-}
-
-static void row_merge(struct session *s, struct proc_row *row, const struct pmbpf_counts *d)
-{
-	struct figures f;
-
-	counts_to_figures(s, d, &f);
-	figures__add(&row->f, &f);
-	row->exited = true;
-}
-
-/*
- * A process the kernel marked dead instead of sending its exit record (lost
- * record, or a kernel that cannot sum it): its entries in other cgroups go
- * too (drop_moved_entries).
- */
-static void marked_add(struct session *s, const struct pmbpf_key *key,
-		       const struct pmbpf_counts *cum)
-{
-	if (s->nr_marked == s->cap_marked) {
-		size_t cap = s->cap_marked ? s->cap_marked * 2 : 64;
-		struct pmbpf_exit *m = realloc(s->marked, cap * sizeof(*m));
-
-		if (!m)
-			return;
-		s->marked = m;
-		s->cap_marked = cap;
-	}
-	s->marked[s->nr_marked].key = *key;
-	s->marked[s->nr_marked].total.start_ns = cum->start_ns;
-	s->nr_marked++;
-}
-
-/* One entry of the counts map, summed over CPUs. */
+/* One entry of the counts map; a dead process's entry is deleted at once. */
 static int on_entry(struct session *s, const struct pmbpf_key *key, const char *vals)
 {
-	struct pmbpf_counts cur, d;
-	const struct pmbpf_counts *prev;
-	struct proc_entry *e;
-	struct grave *g;
-	bool dead;
+	int err = account__entry(s->acct, key, vals);
 
-	counts_sum_cpus(s, vals, &cur);
-	e = proctable__get(&s->table, key);
-	if (!e)
-		return -ENOMEM;
-	if (e->gen && e->cum.start_ns != cur.start_ns) {
-		/* PID reused before the old process's exit record was read. */
-		grave_add(s, key, &e->cum, true);
-		memset(&e->cum, 0, sizeof(e->cum));
-		e->gen = 0;
-	}
-	/* only a new entry can be the residue of a process already gone */
-	g = e->gen ? NULL : grave_find(s, key, cur.start_ns);
-	if (g && g->limbo)
-		g = NULL; /* (cannot happen: the kernel entry now has the new start) */
-	prev = &e->cum; /* zero for a new entry, residues included */
-	counts_sub(&d, &cur, prev);
-	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
-	e->cum = cur;
-	e->gen = s->gen;
-	if (!counts_zero(&d) || dead) {
-		int err = add_row(s, key, &cur, &d, dead);
-
-		if (err)
-			return err;
-		e->row_gen = s->gen;
-		e->row = s->cur->nr_rows - 1;
-	}
-	if (cur.flags & PMBPF_F_DEAD)
-		marked_add(s, key, &cur);
-	if (dead) {
-		/* A dead process's entry (residue after its exit record, or lost record). */
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.counts), key);
-		if (g)
-			g->gen = s->gen;
-		else
-			grave_add(s, key, &cur, false);
-		proctable__remove(&s->table, e);
-	}
-	return 0;
+	delete_entries(s);
+	return err;
 }
 
 struct map_walk {
@@ -967,182 +752,14 @@ static int read_map(struct session *s)
 	return err;
 }
 
-/*
- * A process that moved between cgroups left entries in its old cgroups;
- * the kernel deletes only the one it exited in. Drop the others.
- */
-struct exited_proc {
-	__u32 tgid;
-	__u64 start_ns;
-	__u64 cgroup_id; /* the entry the kernel deleted */
-};
-
-static int cmp_exited(const void *a, const void *b)
-{
-	const struct exited_proc *x = a, *y = b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
-}
-
-static void drop_moved_entries(struct session *s)
-{
-	int fd = bpf_map__fd(s->skel->maps.counts);
-	struct proc_entry *e, *next;
-	struct exited_proc *gone, *hit;
-	size_t i, n;
-
-	/* one pass over the table, with the exits sorted for lookup */
-	gone = malloc((s->nr_exits + s->nr_marked) * sizeof(*gone));
-	if (!gone)
-		return;
-	for (i = 0; i < s->nr_exits + s->nr_marked; i++) {
-		const struct pmbpf_exit *x =
-			i < s->nr_exits ? &s->exits[i] : &s->marked[i - s->nr_exits];
-
-		gone[i].tgid = x->key.tgid;
-		gone[i].start_ns = x->total.start_ns;
-		gone[i].cgroup_id = x->key.cgroup_id;
-	}
-	n = s->nr_exits + s->nr_marked;
-	qsort(gone, n, sizeof(*gone), cmp_exited);
-	for (e = proctable__next(&s->table, NULL); e; e = next) {
-		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
-
-		next = proctable__next(&s->table, e);
-		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
-		if (!hit || hit->cgroup_id == e->key.cgroup_id)
-			continue;
-		bpf_map_delete_elem(fd, &e->key);
-		grave_add(s, &e->key, &e->cum, false);
-		proctable__remove(&s->table, e);
-	}
-	free(gone);
-}
-
-static int on_exits(struct session *s)
-{
-	size_t i;
-	int err;
-
-	if (s->nr_exits || s->nr_marked)
-		drop_moved_entries(s);
-	s->nr_marked = 0;
-
-	for (i = 0; i < s->nr_exits; i++) {
-		struct pmbpf_exit *x = &s->exits[i];
-		struct proc_entry *e = proctable__find(&s->table, &x->key);
-		struct pmbpf_counts d, zero = {};
-		const struct pmbpf_counts *prev = &zero;
-		struct grave *g;
-
-		g = grave_find(s, &x->key, x->total.start_ns);
-		if (e && e->cum.start_ns == x->total.start_ns)
-			prev = &e->cum;
-		else if (g && g->limbo)
-			prev = &g->cum;
-		/* else: first seen at its exit, or a residue entry's own exit: from zero */
-		counts_sub(&d, &x->total, prev);
-		if (e && e->cum.start_ns == x->total.start_ns && e->row_gen == s->gen) {
-			row_merge(s, &s->cur->rows[e->row], &d);
-		} else {
-			err = add_row(s, &x->key, &x->total, &d, true);
-			if (err)
-				return err;
-		}
-		if (g) {
-			g->limbo = false;
-			g->gen = s->gen;
-		} else {
-			grave_add(s, &x->key, &x->total, false);
-		}
-		if (e && e->cum.start_ns == x->total.start_ns)
-			proctable__remove(&s->table, e);
-	}
-	s->nr_exits = 0;
-	return 0;
-}
-
-static struct cgroup_row *cgroup_row_get(struct snapshot *snap, __u64 id)
-{
-	size_t i;
-
-	for (i = 0; i < snap->nr_cgroups; i++)
-		if (snap->cgroups[i].id == id)
-			return &snap->cgroups[i];
-	return NULL;
-}
-
-/*
- * Per-cgroup figures: the processes of each cgroup summed (self), and rolled
- * up the hierarchy so that a parent includes its descendants (total).
- */
-static int build_cgroups(struct session *s, struct snapshot *snap)
-{
-	size_t r, n;
-
-	for (r = 0; r < snap->nr_rows; r++) {
-		const struct proc_row *row = &snap->rows[r];
-		struct cgroup_row *cg;
-
-		if (row->overflow)
-			continue;
-		cg = cgroup_row_get(snap, row->cgroup_id);
-		if (!cg) {
-			cg = snapshot__add_cgroup(snap);
-			if (!cg)
-				return -ENOMEM;
-			cg->id = row->cgroup_id;
-			cg->path = row->cgroup;
-		}
-		cg->nr_procs++;
-		figures__add(&cg->self, &row->f);
-	}
-	/* Create missing ancestors; the array grows while we walk it. */
-	for (n = 0; n < snap->nr_cgroups; n++) {
-		struct cgroup_row *cg = &snap->cgroups[n];
-		__u64 parent;
-
-		if (!cg->path)
-			continue;
-		container__parse(cg->path, &cg->ci);
-		parent = cgroup_cache__parent(s->cg, cg->path, &cg->depth);
-		cg->parent_id = parent;
-		if (parent && !cgroup_row_get(snap, parent)) {
-			struct cgroup_row *p = snapshot__add_cgroup(snap);
-
-			if (!p)
-				return -ENOMEM;
-			p->id = parent;
-			p->path = cgroup_cache__path(s->cg, parent, s->gen);
-		}
-	}
-	for (n = 0; n < snap->nr_cgroups; n++) {
-		struct cgroup_row *cg = &snap->cgroups[n], *a;
-		__u64 id = cg->id;
-		int guard = 0;
-
-		/* add own figures to self and every ancestor's total */
-		for (a = cg; a && guard < 4096; guard++) {
-			figures__add(&a->total, &cg->self);
-			a->nr_procs_total += cg->nr_procs;
-			id = a->parent_id;
-			a = id ? cgroup_row_get(snap, id) : NULL;
-		}
-	}
-	return 0;
-}
-
 int session__collect(struct session *s, struct snapshot *snap)
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
-	struct proc_entry *e, *next;
 	int err;
 
 	snapshot__reset(snap);
-	s->cur = snap;
 	s->gen++;
+	account__begin(s->acct, snap, s->gen);
 
 	err = flush_cpus(s);
 	if (err)
@@ -1164,24 +781,15 @@ int session__collect(struct session *s, struct snapshot *snap)
 		pr_err("cannot read exit records: %s\n", strerror(-err));
 		return err;
 	}
-	err = on_exits(s);
+	err = account__settle(s->acct);
+	delete_entries(s);
 	if (err)
 		return err;
 	/* Run-queue maxima from now on belong to the next interval. */
 	s->skel->bss->read_gen = s->gen + 1;
-	err = build_cgroups(s, snap);
+	err = account__finish(s->acct);
 	if (err)
 		return err;
-
-	/* Entries gone from the map without an exit record. */
-	for (e = proctable__next(&s->table, NULL); e; e = next) {
-		next = proctable__next(&s->table, e);
-		if (e->gen + VANISH_GENS <= s->gen) {
-			s->vanished++;
-			proctable__remove(&s->table, e);
-		}
-	}
-	graves_expire(s);
 
 	percpu_array__sum(bpf_map__fd(s->skel->maps.stats), snap->stats, PMBPF_STAT_NR);
 	/* run time and count: non-zero with kernel.bpf_stats_enabled=1 */
@@ -1191,12 +799,11 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->events = s->ev;
 	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
 	snap->attach = session__attach_kind(s);
-	snap->map_entries = s->table.used;
+	snap->map_entries = account__tracked(s->acct);
 	snap->map_capacity = s->max_procs;
 	snap->map_bytes = s->map_bytes;
-	snap->vanished = s->vanished;
+	snap->vanished = account__vanished(s->acct);
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
-	s->cur = NULL;
 	return 0;
 }
 
@@ -1312,15 +919,12 @@ void session__close(struct session *s)
 			if (s->fds[i] >= 0)
 				close(s->fds[i]);
 	cgroup_cache__free(s->cg);
-	proctable__free(&s->table);
+	account__free(s->acct);
 	free(s->fds);
 	free(s->sys_last);
 	free(s->online);
 	free(s->stale);
 	free(s->bank);
 	map_reader__free(&s->counts);
-	free(s->exits);
-	free(s->graves);
-	free(s->marked);
 	free(s);
 }

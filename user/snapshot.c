@@ -84,15 +84,62 @@ double figures__runq_pct(const struct figures *f, double q)
 	}
 }
 
+/* Blocks of strings, newest first; the oldest is kept across resets. */
+struct snapshot_strings {
+	struct snapshot_strings *next;
+	size_t used, size;
+	char buf[];
+};
+
+#define STRINGS_BLOCK 16384
+
+const char *snapshot__strdup(struct snapshot *snap, const char *s)
+{
+	struct snapshot_strings *b = snap->strings;
+	size_t len = strlen(s) + 1;
+	char *p;
+
+	if (!b || b->size - b->used < len) {
+		size_t size = len > STRINGS_BLOCK ? len : STRINGS_BLOCK;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->next = snap->strings;
+		b->used = 0;
+		b->size = size;
+		snap->strings = b;
+	}
+	p = b->buf + b->used;
+	memcpy(p, s, len);
+	b->used += len;
+	return p;
+}
+
+static void strings_free(struct snapshot *snap, bool keep_oldest)
+{
+	struct snapshot_strings *b = snap->strings, *next;
+
+	for (; b && (b->next || !keep_oldest); b = next) {
+		next = b->next;
+		free(b);
+	}
+	if (b)
+		b->used = 0;
+	snap->strings = b;
+}
+
 void snapshot__reset(struct snapshot *snap)
 {
 	snap->nr_rows = 0;
 	snap->nr_cgroups = 0;
 	memset(snap->system, 0, sizeof(snap->system));
+	strings_free(snap, true);
 }
 
 void snapshot__free(struct snapshot *snap)
 {
+	strings_free(snap, false);
 	free(snap->rows);
 	snap->rows = NULL;
 	snap->nr_rows = snap->cap_rows = 0;

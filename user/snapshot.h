@@ -14,6 +14,7 @@
 #include "events.h"
 
 struct metric_sel;
+struct snapshot_strings;
 
 struct event_info {
 	struct event_spec spec;
@@ -35,7 +36,7 @@ struct figures {
 struct proc_row {
 	__u32 pid;
 	__u64 cgroup_id;
-	const char *cgroup; /* path below the cgroup2 mount, or NULL */
+	const char *cgroup; /* path below the cgroup2 mount, or NULL (snapshot__strdup) */
 	char comm[PMBPF_COMM_LEN];
 	bool exited;
 	bool overflow; /* the entry that holds processes that found the map full */
@@ -92,10 +93,17 @@ struct snapshot {
 	__u64 poll_ns; /* time this collection took */
 	struct prog_stat progs[SNAPSHOT_MAX_PROGS];
 	int nr_progs;
+	struct snapshot_strings *strings; /* what snapshot__strdup copied */
 };
 
 struct proc_row *snapshot__add_row(struct snapshot *snap);
 struct cgroup_row *snapshot__add_cgroup(struct snapshot *snap);
+/*
+ * A copy of s that lives until the next snapshot__reset or snapshot__free:
+ * rows' paths, whatever happens to where they were read from. NULL when out
+ * of memory.
+ */
+const char *snapshot__strdup(struct snapshot *snap, const char *s);
 void snapshot__reset(struct snapshot *snap);
 void figures__add(struct figures *dst, const struct figures *src);
 /* Run-queue latency percentile (0 < q <= 1) from the histogram, in ns: the upper bound of its slot. */

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Interval rows from cumulative counts and exit records (account.h): which
+ * difference each process gets, and when its entry is done with.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "account.h"
+#include "container.h"
+#include "proctable.h"
+
+#define GRAVE_GENS  5 /* reads during which an exited process is remembered */
+#define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
+
+/*
+ * A process known to be gone. In limbo (PID reused before its exit record
+ * was read) its kernel entry still has to be diffed against cum; otherwise
+ * the kernel entry is gone and any entry of it that shows up again is a
+ * residue that counts from zero.
+ */
+struct grave {
+	struct pmbpf_key key;
+	__u64 start_ns;
+	__u64 gen;
+	bool limbo;
+	struct pmbpf_counts cum; /* last cumulative counts seen */
+};
+
+struct account {
+	struct account_opts o;
+	struct proctable table;
+	struct snapshot *cur; /* the snapshot being filled */
+	__u64 gen;
+	/* exit records of this read */
+	struct pmbpf_exit *exits;
+	size_t nr_exits, cap_exits;
+	struct grave *graves;
+	size_t nr_graves, cap_graves;
+	/* entries the kernel marked dead in this read (PMBPF_F_DEAD) */
+	struct pmbpf_exit *marked;
+	size_t nr_marked, cap_marked;
+	/* keys for the caller to delete from the map */
+	struct pmbpf_key *dels;
+	size_t nr_dels, cap_dels;
+	__u64 vanished;
+};
+
+/* arr (nr of cap elements of size bytes) with room for one more, or NULL. */
+static void *room(void *arr, size_t nr, size_t *cap, size_t size)
+{
+	size_t c;
+
+	if (nr < *cap)
+		return arr;
+	c = *cap ? *cap * 2 : 64;
+	arr = realloc(arr, c * size);
+	if (arr)
+		*cap = c;
+	return arr;
+}
+
+struct account *account__new(const struct account_opts *o)
+{
+	struct account *a = calloc(1, sizeof(*a));
+
+	if (a)
+		a->o = *o;
+	return a;
+}
+
+void account__free(struct account *a)
+{
+	if (!a)
+		return;
+	proctable__free(&a->table);
+	free(a->exits);
+	free(a->graves);
+	free(a->marked);
+	free(a->dels);
+	free(a);
+}
+
+void account__begin(struct account *a, struct snapshot *snap, __u64 gen)
+{
+	a->cur = snap;
+	a->gen = gen;
+}
+
+const struct pmbpf_key *account__deletions(const struct account *a, size_t *nr)
+{
+	*nr = a->nr_dels;
+	return a->dels;
+}
+
+void account__deletions_clear(struct account *a)
+{
+	a->nr_dels = 0;
+}
+
+size_t account__tracked(const struct account *a)
+{
+	return a->table.used;
+}
+
+__u64 account__vanished(const struct account *a)
+{
+	return a->vanished;
+}
+
+static int delete_key(struct account *a, const struct pmbpf_key *key)
+{
+	struct pmbpf_key *dels = room(a->dels, a->nr_dels, &a->cap_dels, sizeof(*dels));
+
+	if (!dels)
+		return -ENOMEM;
+	a->dels = dels;
+	a->dels[a->nr_dels++] = *key;
+	return 0;
+}
+
+static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
+		       const struct pmbpf_counts *b)
+{
+	int i;
+
+	for (i = 0; i < PMBPF_N_NR; i++)
+		d->n[i] = a->n[i] - b->n[i];
+	d->runq_max_ns = a->runq_max_ns; /* already scoped to this interval */
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		d->runq_hist[i] = a->runq_hist[i] - b->runq_hist[i];
+	d->folded = a->folded - b->folded;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		d->ev[i].value = a->ev[i].value - b->ev[i].value;
+		d->ev[i].enabled = a->ev[i].enabled - b->ev[i].enabled;
+		d->ev[i].running = a->ev[i].running - b->ev[i].running;
+	}
+}
+
+static bool counts_zero(const struct pmbpf_counts *d)
+{
+	int i;
+
+	if (d->folded)
+		return false;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		if (d->n[i])
+			return false;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
+		if (d->ev[i].value || d->ev[i].enabled)
+			return false;
+	return true;
+}
+
+static void counts_sum_cpus(const struct account *a, const char *vals, struct pmbpf_counts *sum)
+{
+	int cpu, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (cpu = 0; cpu < a->o.nr_cpus; cpu++) {
+		const struct pmbpf_counts *c = (const void *)(vals + cpu * a->o.stride);
+
+		for (i = 0; i < PMBPF_N_NR; i++)
+			sum->n[i] += c->n[i];
+		if (c->runq_max_gen == a->gen && c->runq_max_ns > sum->runq_max_ns)
+			sum->runq_max_ns = c->runq_max_ns;
+		for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+			sum->runq_hist[i] += c->runq_hist[i];
+		sum->folded += c->folded;
+		sum->flags |= c->flags;
+		if (c->start_ns)
+			sum->start_ns = c->start_ns;
+		if (c->comm_ns >= sum->comm_ns && c->comm[0]) {
+			sum->comm_ns = c->comm_ns;
+			memcpy(sum->comm, c->comm, sizeof(sum->comm));
+		}
+		for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+			sum->ev[i].value += c->ev[i].value;
+			sum->ev[i].enabled += c->ev[i].enabled;
+			sum->ev[i].running += c->ev[i].running;
+		}
+	}
+}
+
+static void grave_add(struct account *a, const struct pmbpf_key *key,
+		      const struct pmbpf_counts *cum, bool limbo)
+{
+	struct grave *g = room(a->graves, a->nr_graves, &a->cap_graves, sizeof(*g));
+
+	if (!g)
+		return;
+	a->graves = g;
+	g = &a->graves[a->nr_graves++];
+	g->key = *key;
+	g->start_ns = cum->start_ns;
+	g->gen = a->gen;
+	g->limbo = limbo;
+	g->cum = *cum;
+}
+
+static struct grave *grave_find(struct account *a, const struct pmbpf_key *key, __u64 start_ns)
+{
+	size_t i;
+
+	for (i = 0; i < a->nr_graves; i++)
+		if (a->graves[i].key.tgid == key->tgid &&
+		    a->graves[i].key.cgroup_id == key->cgroup_id &&
+		    a->graves[i].start_ns == start_ns)
+			return &a->graves[i];
+	return NULL;
+}
+
+static void graves_expire(struct account *a)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < a->nr_graves; i++)
+		if (a->graves[i].gen + GRAVE_GENS > a->gen)
+			a->graves[j++] = a->graves[i];
+	a->nr_graves = j;
+}
+
+/* Kernel counts (by counter slot) to figures (by event index). */
+static void counts_to_figures(const struct account *a, const struct pmbpf_counts *d,
+			      struct figures *f)
+{
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->n, d->n, sizeof(f->n));
+	f->runq_max_ns = d->runq_max_ns;
+	memcpy(f->runq_hist, d->runq_hist, sizeof(f->runq_hist));
+	for (i = 0; i < a->o.nr_events; i++) {
+		int slot = a->o.slot[i];
+
+		if (slot >= 0)
+			f->ev[i] = d->ev[slot];
+	}
+}
+
+/* The row's cgroup path is filled in by account__finish. */
+static int add_row(struct account *a, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
+		   const struct pmbpf_counts *d, bool exited)
+{
+	struct proc_row *row = snapshot__add_row(a->cur);
+
+	if (!row)
+		return -ENOMEM;
+	row->pid = key->tgid;
+	row->cgroup_id = key->cgroup_id;
+	row->exited = exited;
+	row->overflow = key->tgid == PMBPF_OVERFLOW_TGID;
+	row->start_ns = cum->start_ns;
+	if (row->overflow)
+		snprintf(row->comm, sizeof(row->comm), "[overflow]");
+	else if (key->tgid == 0)
+		snprintf(row->comm, sizeof(row->comm), "[idle]");
+	else
+		memcpy(row->comm, cum->comm, sizeof(row->comm));
+	row->folded = d->folded;
+	counts_to_figures(a, d, &row->f);
+	return 0;
+}
+
+static void row_merge(const struct account *a, struct proc_row *row, const struct pmbpf_counts *d)
+{
+	struct figures f;
+
+	counts_to_figures(a, d, &f);
+	figures__add(&row->f, &f);
+	row->exited = true;
+}
+
+/*
+ * A process the kernel marked dead instead of sending its exit record (lost
+ * record, or a kernel that cannot sum it): its entries in other cgroups go
+ * too (drop_moved_entries).
+ */
+static void marked_add(struct account *a, const struct pmbpf_key *key,
+		       const struct pmbpf_counts *cum)
+{
+	struct pmbpf_exit *m = room(a->marked, a->nr_marked, &a->cap_marked, sizeof(*m));
+
+	if (!m)
+		return;
+	a->marked = m;
+	a->marked[a->nr_marked].key = *key;
+	a->marked[a->nr_marked].total.start_ns = cum->start_ns;
+	a->nr_marked++;
+}
+
+int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals)
+{
+	struct pmbpf_counts cur, d;
+	const struct pmbpf_counts *prev;
+	struct proc_entry *e;
+	struct grave *g;
+	bool dead;
+
+	counts_sum_cpus(a, vals, &cur);
+	e = proctable__get(&a->table, key);
+	if (!e)
+		return -ENOMEM;
+	if (e->gen && e->cum.start_ns != cur.start_ns) {
+		/* PID reused before the old process's exit record was read. */
+		grave_add(a, key, &e->cum, true);
+		memset(&e->cum, 0, sizeof(e->cum));
+		e->gen = 0;
+	}
+	/* only a new entry can be the residue of a process already gone */
+	g = e->gen ? NULL : grave_find(a, key, cur.start_ns);
+	if (g && g->limbo)
+		g = NULL; /* (cannot happen: the kernel entry now has the new start) */
+	prev = &e->cum; /* zero for a new entry, residues included */
+	counts_sub(&d, &cur, prev);
+	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
+	e->cum = cur;
+	e->gen = a->gen;
+	if (!counts_zero(&d) || dead) {
+		int err = add_row(a, key, &cur, &d, dead);
+
+		if (err)
+			return err;
+		e->row_gen = a->gen;
+		e->row = a->cur->nr_rows - 1;
+	}
+	if (cur.flags & PMBPF_F_DEAD)
+		marked_add(a, key, &cur);
+	if (dead) {
+		/* A dead process's entry (residue after its exit record, or lost record). */
+		if (delete_key(a, key))
+			return -ENOMEM;
+		if (g)
+			g->gen = a->gen;
+		else
+			grave_add(a, key, &cur, false);
+		proctable__remove(&a->table, e);
+	}
+	return 0;
+}
+
+int account__exit(struct account *a, const void *data, size_t len)
+{
+	struct pmbpf_exit *x;
+
+	if (len < sizeof(*x))
+		return 0;
+	x = room(a->exits, a->nr_exits, &a->cap_exits, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	a->exits = x;
+	memcpy(&a->exits[a->nr_exits++], data, sizeof(struct pmbpf_exit));
+	return 0;
+}
+
+/*
+ * A process that moved between cgroups left entries in its old cgroups;
+ * the kernel deletes only the one it exited in. Drop the others.
+ */
+struct exited_proc {
+	__u32 tgid;
+	__u64 start_ns;
+	__u64 cgroup_id; /* the entry the kernel deleted */
+};
+
+static int cmp_exited(const void *a, const void *b)
+{
+	const struct exited_proc *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int drop_moved_entries(struct account *a)
+{
+	struct proc_entry *e, *next;
+	struct exited_proc *gone, *hit;
+	size_t i, n = a->nr_exits + a->nr_marked;
+	int err = 0;
+
+	/* one pass over the table, with the exits sorted for lookup */
+	gone = malloc(n * sizeof(*gone));
+	if (!gone)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct pmbpf_exit *x =
+			i < a->nr_exits ? &a->exits[i] : &a->marked[i - a->nr_exits];
+
+		gone[i].tgid = x->key.tgid;
+		gone[i].start_ns = x->total.start_ns;
+		gone[i].cgroup_id = x->key.cgroup_id;
+	}
+	qsort(gone, n, sizeof(*gone), cmp_exited);
+	for (e = proctable__next(&a->table, NULL); e; e = next) {
+		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
+
+		next = proctable__next(&a->table, e);
+		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
+		if (!hit || hit->cgroup_id == e->key.cgroup_id)
+			continue;
+		err = delete_key(a, &e->key);
+		if (err)
+			break;
+		grave_add(a, &e->key, &e->cum, false);
+		proctable__remove(&a->table, e);
+	}
+	free(gone);
+	return err;
+}
+
+int account__settle(struct account *a)
+{
+	size_t i;
+	int err;
+
+	if (a->nr_exits || a->nr_marked) {
+		err = drop_moved_entries(a);
+		if (err)
+			return err;
+	}
+	a->nr_marked = 0;
+
+	for (i = 0; i < a->nr_exits; i++) {
+		struct pmbpf_exit *x = &a->exits[i];
+		struct proc_entry *e = proctable__find(&a->table, &x->key);
+		struct pmbpf_counts d, zero = {};
+		const struct pmbpf_counts *prev = &zero;
+		struct grave *g;
+
+		g = grave_find(a, &x->key, x->total.start_ns);
+		if (e && e->cum.start_ns == x->total.start_ns)
+			prev = &e->cum;
+		else if (g && g->limbo)
+			prev = &g->cum;
+		/* else: first seen at its exit, or a residue entry's own exit: from zero */
+		counts_sub(&d, &x->total, prev);
+		if (e && e->cum.start_ns == x->total.start_ns && e->row_gen == a->gen) {
+			row_merge(a, &a->cur->rows[e->row], &d);
+		} else {
+			err = add_row(a, &x->key, &x->total, &d, true);
+			if (err)
+				return err;
+		}
+		if (g) {
+			g->limbo = false;
+			g->gen = a->gen;
+		} else {
+			grave_add(a, &x->key, &x->total, false);
+		}
+		if (e && e->cum.start_ns == x->total.start_ns)
+			proctable__remove(&a->table, e);
+	}
+	a->nr_exits = 0;
+	return 0;
+}
+
+static struct cgroup_row *cgroup_row_get(struct snapshot *snap, __u64 id)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_cgroups; i++)
+		if (snap->cgroups[i].id == id)
+			return &snap->cgroups[i];
+	return NULL;
+}
+
+/*
+ * The path of cgroup id, copied into the snapshot: a rescan of the caller's
+ * cache may free what it returned. NULL when unknown (or out of memory: *err).
+ */
+static const char *cgroup_path(struct account *a, __u64 id, int *err)
+{
+	const char *path = id && a->o.cgroup_path ? a->o.cgroup_path(a->o.ctx, id) : NULL;
+	const char *copy;
+
+	if (!path)
+		return NULL;
+	copy = snapshot__strdup(a->cur, path);
+	if (!copy)
+		*err = -ENOMEM;
+	return copy;
+}
+
+/*
+ * Per-cgroup figures: the processes of each cgroup summed (self), and rolled
+ * up the hierarchy so that a parent includes its descendants (total). The
+ * idle task (tgid 0, in the root cgroup) is no cgroup's work: it has a row
+ * of its own but adds nothing to its cgroup.
+ */
+static int build_cgroups(struct account *a)
+{
+	struct snapshot *snap = a->cur;
+	size_t r, n;
+	int err = 0;
+
+	for (r = 0; r < snap->nr_rows && !err; r++) {
+		struct proc_row *row = &snap->rows[r];
+		struct cgroup_row *cg;
+
+		if (row->overflow) {
+			row->cgroup = cgroup_path(a, row->cgroup_id, &err);
+			continue;
+		}
+		cg = cgroup_row_get(snap, row->cgroup_id);
+		if (!cg) {
+			cg = snapshot__add_cgroup(snap);
+			if (!cg)
+				return -ENOMEM;
+			cg->id = row->cgroup_id;
+			cg->path = cgroup_path(a, row->cgroup_id, &err);
+		}
+		row->cgroup = cg->path;
+		if (row->pid == 0)
+			continue;
+		cg->nr_procs++;
+		figures__add(&cg->self, &row->f);
+	}
+	/* Create missing ancestors; the array grows while we walk it. */
+	for (n = 0; n < snap->nr_cgroups && !err; n++) {
+		struct cgroup_row *cg = &snap->cgroups[n];
+		__u64 parent;
+
+		if (!cg->path)
+			continue;
+		container__parse(cg->path, &cg->ci);
+		parent = 0;
+		if (a->o.cgroup_parent)
+			parent = a->o.cgroup_parent(a->o.ctx, cg->path, &cg->depth);
+		cg->parent_id = parent;
+		if (parent && !cgroup_row_get(snap, parent)) {
+			struct cgroup_row *p = snapshot__add_cgroup(snap);
+
+			if (!p)
+				return -ENOMEM;
+			p->id = parent;
+			p->path = cgroup_path(a, parent, &err);
+		}
+	}
+	if (err)
+		return err;
+	for (n = 0; n < snap->nr_cgroups; n++) {
+		struct cgroup_row *cg = &snap->cgroups[n], *anc;
+		__u64 id;
+		int guard = 0;
+
+		/* add own figures to self and every ancestor's total */
+		for (anc = cg; anc && guard < 4096; guard++) {
+			figures__add(&anc->total, &cg->self);
+			anc->nr_procs_total += cg->nr_procs;
+			id = anc->parent_id;
+			anc = id ? cgroup_row_get(snap, id) : NULL;
+		}
+	}
+	return 0;
+}
+
+int account__finish(struct account *a)
+{
+	struct proc_entry *e, *next;
+	int err;
+
+	err = build_cgroups(a);
+	if (err)
+		return err;
+	/* Entries gone from the map without an exit record. */
+	for (e = proctable__next(&a->table, NULL); e; e = next) {
+		next = proctable__next(&a->table, e);
+		if (e->gen + VANISH_GENS <= a->gen) {
+			a->vanished++;
+			proctable__remove(&a->table, e);
+		}
+	}
+	graves_expire(a);
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Accounting: the kernel's cumulative per-process counts and its exit
+ * records turned into the rows of one interval, and the cgroup roll-up.
+ *
+ * - Nothing is lost between reads: a row is the difference between this
+ *   read's cumulative counts and the previous one's.
+ * - A process that exits is reported once, with its final counts, whether
+ *   its exit record comes alone or together with its last map entry.
+ * - PID reuse is told apart by the group leader's start time.
+ * - Counts credited to a process after its exit record (a residue) are
+ *   reported as exited and its entry deleted; so are entries the kernel
+ *   marked dead (PMBPF_F_DEAD) when it could not send the record.
+ * - A process that moved between cgroups has an entry in each; the kernel
+ *   deletes the one it exited in, the others are deleted here.
+ * - Run-queue maxima count only in the read generation they were seen in.
+ *
+ * No libbpf, no system call: the caller reads the counts map and the ring
+ * buffer, feeds them in, and deletes from the map the keys listed by
+ * account__deletions(). Cgroup paths come from the caller's callbacks and
+ * are copied into the snapshot.
+ */
+#ifndef __PMBPF_ACCOUNT_H
+#define __PMBPF_ACCOUNT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+#include "pmbpf.h"
+#include "snapshot.h"
+
+struct account_opts {
+	int nr_cpus; /* an entry's values: nr_cpus slots of stride bytes */
+	size_t stride;
+	int nr_events;
+	int slot[PMBPF_MAX_EVENTS]; /* counter slot of each event, -1 when not counting */
+	/* Path of a cgroup id below the cgroup2 mount, or NULL; valid until the next call. */
+	const char *(*cgroup_path)(void *ctx, __u64 id);
+	/* Id of the parent of the cgroup at path (0: root or unknown), depth below the root. */
+	__u64 (*cgroup_parent)(void *ctx, const char *path, int *depth);
+	void *ctx;
+};
+
+struct account;
+
+struct account *account__new(const struct account_opts *o);
+void account__free(struct account *a);
+/* A read begins: generation gen (one more than the previous), rows go to snap. */
+void account__begin(struct account *a, struct snapshot *snap, __u64 gen);
+/* An entry of the counts map: its values on every CPU. */
+int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals);
+/* An exit record from the ring buffer (len bytes). */
+int account__exit(struct account *a, const void *data, size_t len);
+/* The map and the exit records are read: the exited processes' rows. */
+int account__settle(struct account *a);
+/* The cgroup roll-up; entries gone from the map without an exit record are forgotten. */
+int account__finish(struct account *a);
+/* Keys to delete from the counts map, listed since the last clear. */
+const struct pmbpf_key *account__deletions(const struct account *a, size_t *nr);
+void account__deletions_clear(struct account *a);
+/* Entries tracked (present in the map at the latest reads). */
+size_t account__tracked(const struct account *a);
+/* Entries that disappeared without an exit record, since the start. */
+__u64 account__vanished(const struct account *a);
+
+#endif
