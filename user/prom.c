@@ -342,27 +342,6 @@ static void acc_add(struct acc *a, const struct snapshot *snap, const struct fig
 	}
 }
 
-static __u64 sub_clamp(__u64 a, __u64 b)
-{
-	return a > b ? a - b : 0;
-}
-
-static void figures_sub(struct figures *d, const struct figures *s)
-{
-	int i;
-
-	for (i = 0; i < PMBPF_N_NR; i++)
-		d->n[i] = sub_clamp(d->n[i], s->n[i]);
-	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		d->runq_hist[i] =
-			d->runq_hist[i] > s->runq_hist[i] ? d->runq_hist[i] - s->runq_hist[i] : 0;
-	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
-		d->ev[i].value = sub_clamp(d->ev[i].value, s->ev[i].value);
-		d->ev[i].enabled = sub_clamp(d->ev[i].enabled, s->ev[i].enabled);
-		d->ev[i].running = sub_clamp(d->ev[i].running, s->ev[i].running);
-	}
-}
-
 static struct proc *proc_find(struct prom_state *ps, const struct proc_row *row, __u64 h)
 {
 	struct hnode *n;
@@ -607,8 +586,6 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
 	double decay = exp(-dt / SCORE_TAU_S);
 	struct figures idle = {};
-	__u64 idle_cgroup = 0;
-	bool have_idle = false;
 	size_t r, i;
 
 	for (i = 0; i < ps->procs.nr_buckets; i++) {
@@ -625,8 +602,6 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 			continue;
 		if (row->pid == 0) {
 			figures__add(&idle, &row->f);
-			idle_cgroup = row->cgroup_id;
-			have_idle = true;
 			continue;
 		}
 		p = proc_get(ps, row);
@@ -648,7 +623,6 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 	}
 	for (r = 0; r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *row = &snap->cgroups[r];
-		struct figures f;
 		struct cg *c;
 
 		if (!row->path)
@@ -656,11 +630,8 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		c = cg_get(ps, row);
 		if (!c)
 			return -ENOMEM;
-		f = row->total;
-		/* The idle task is not work done in the root cgroup. */
-		if (have_idle && row->id == idle_cgroup)
-			figures_sub(&f, &idle);
-		acc_add(&c->acc, snap, &f);
+		/* the snapshot's cgroups hold no idle time (account.c) */
+		acc_add(&c->acc, snap, &row->total);
 		c->last_seen = now;
 		c->removed_since = 0;
 	}
