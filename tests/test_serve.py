@@ -391,6 +391,31 @@ def test_promtool_accepts_the_exposition(served):
     assert p.returncode == 0, p.stdout + p.stderr
 
 
+def test_metric_series():
+    """-M: pmbpf_metric_supported per metric, and a metric not supported here has
+    no series (never 0). Without a PMU (this host) ipc has no cycles to count."""
+    s = Serve("-i", "0.5", "-M", "ipc,topdown", "-e", "page-faults")
+    try:
+        end = time.time() + 20
+        while value(s.scrape(), "pmbpf_collections_total") < 3:
+            assert time.time() < end, "no collections"
+            time.sleep(0.1)
+        got = s.scrape()
+    finally:
+        s.stop()
+    sup = {dict(l)["metric"]: v for l, v in select(got, "pmbpf_metric_supported").items()}
+    assert sup.keys() == {"ipc", "topdown"}
+    if not os.path.isdir("/sys/bus/event_source/devices/cpu"):
+        assert sup["ipc"] == 0
+    for name in ("pmbpf_cgroup_metric_ratio", "pmbpf_process_metric_ratio"):
+        for metric, supported in sup.items():
+            if not supported:
+                assert not select(got, name, metric=metric), (name, metric)
+    if sup["ipc"]:
+        # the root cgroup ran instructions in the last interval
+        assert value(got, "pmbpf_cgroup_metric_ratio", cgroup="/", metric="ipc", figure="ipc") > 0
+
+
 def collections(serve):
     return value(serve.scrape(), "pmbpf_collections_total")
 

@@ -11,6 +11,11 @@
  * keeps its series (its final value) for the grace period, but at most K
  * such lingering series are kept, so a scrape holds at most 2 x K process
  * series whatever the churn.
+ *
+ * What is exported is the figure catalog's (catalog.h): every figure with
+ * OUT_PROM is a family below pmbpf_cgroup_ and pmbpf_process_ (HELP its
+ * help, TYPE its kind, ns in seconds), and every self statistic with
+ * OUT_PROM is one series.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "catalog.h"
 #include "metrics.h"
 #include "prom.h"
 
@@ -123,13 +129,34 @@ void prom__label_value(struct strbuf *sb, const char *v)
 	strbuf__printf(sb, "\"");
 }
 
-/* Counters accumulated from interval deltas. */
+/*
+ * Per-event counters (catalog sources SRC_EVENT to SRC_EVENT_RUNNING) are
+ * accumulated by source and event: the scaled count is fractional, the
+ * others are whole numbers kept exact.
+ */
+#define EV_SRCS (SRC_EVENT_RUNNING - SRC_EVENT + 1)
+_Static_assert(SRC_EVENT_RAW == SRC_EVENT + 1 && SRC_EVENT_ENABLED == SRC_EVENT + 2 &&
+		       SRC_EVENT_RUNNING == SRC_EVENT + 3,
+	       "per-event counter sources are consecutive in enum fig_src");
+
+/* The accumulator of a per-event counter source, or -1. */
+static int ev_slot(enum fig_src src)
+{
+	return src >= SRC_EVENT && src <= SRC_EVENT_RUNNING ? (int)(src - SRC_EVENT) : -1;
+}
+
+union evsum {
+	__u64 u;
+	double d; /* SRC_EVENT */
+};
+
+/* Counters accumulated from interval deltas, and the last interval for gauges. */
 struct acc {
 	__u64 n[PMBPF_N_NR]; /* enum pmbpf_count */
 	__u64 runq_hist[PMBPF_RUNQ_SLOTS];
-	double ev[PMBPF_MAX_EVENTS]; /* scaled for multiplexing */
-	__u64 enabled_ns[PMBPF_MAX_EVENTS];
-	__u64 running_ns[PMBPF_MAX_EVENTS];
+	union evsum ev[EV_SRCS][PMBPF_MAX_EVENTS];
+	struct figures last; /* what was counted in the last interval it was seen */
+	__u64 last_update; /* the update that interval was: its gauges are current */
 };
 
 struct hnode {
@@ -173,6 +200,9 @@ struct cg {
 
 struct prom_state {
 	struct prom_opts o;
+	/* the catalog's Prometheus counter of each per-event source, or NULL */
+	const struct figure *ev_fig[EV_SRCS];
+	__u64 updates;
 	struct htab procs;
 	struct htab cgroups;
 	struct acc idle;
@@ -273,10 +303,20 @@ static void htab_each(struct htab *t, void (*fn)(struct prom_state *, struct hno
 struct prom_state *prom__new(const struct prom_opts *opts)
 {
 	struct prom_state *ps = calloc(1, sizeof(*ps));
+	const struct figure *figs;
+	size_t i, nr;
 
 	if (!ps)
 		return NULL;
 	ps->o = *opts;
+	figs = catalog__figures(&nr);
+	for (i = 0; i < nr; i++) {
+		int k = ev_slot(figs[i].src);
+
+		if ((figs[i].outputs & OUT_PROM) && figs[i].prom && figs[i].kind == FIG_COUNTER &&
+		    k >= 0 && !ps->ev_fig[k])
+			ps->ev_fig[k] = &figs[i];
+	}
 	return ps;
 }
 
@@ -320,26 +360,43 @@ void prom__free(struct prom_state *ps)
 	free(ps);
 }
 
-static void acc_add(struct acc *a, const struct snapshot *snap, const struct figures *f)
+static bool event_counting(const struct snapshot *snap, int i)
 {
-	int i;
+	return i < snap->nr_events && snap->events[i].state == EVENT_COUNTING;
+}
 
+/* Add one interval's figures f to a's counters; f is also a's last interval. */
+static void acc_add(struct prom_state *ps, struct acc *a, const struct snapshot *snap,
+		    const struct figures *f)
+{
+	struct row_metrics m;
+	int i, k;
+
+	metrics__figures(snap, f, &m);
 	for (i = 0; i < PMBPF_N_NR; i++)
 		a->n[i] += f->n[i];
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 		a->runq_hist[i] += f->runq_hist[i];
-	for (i = 0; i < snap->nr_events; i++) {
-		double v;
+	for (k = 0; k < EV_SRCS; k++) {
+		const struct figure *fd = ps->ev_fig[k];
 
-		if (snap->events[i].state != EVENT_COUNTING)
-			continue;
-		v = reading__scaled(&f->ev[i]);
-		/* enabled but never running: nothing was measured */
-		if (isfinite(v))
-			a->ev[i] += v;
-		a->enabled_ns[i] += f->ev[i].enabled;
-		a->running_ns[i] += f->ev[i].running;
+		for (i = 0; fd && i < snap->nr_events; i++) {
+			double v;
+
+			if (!event_counting(snap, i))
+				continue;
+			v = figure__value(fd, f, &m, i);
+			/* enabled but never running: nothing was measured */
+			if (!isfinite(v))
+				continue;
+			if (fd->src == SRC_EVENT)
+				a->ev[k][i].d += v;
+			else
+				a->ev[k][i].u += (__u64)v;
+		}
 	}
+	a->last = *f;
+	a->last_update = ps->updates;
 }
 
 static struct proc *proc_find(struct prom_state *ps, const struct proc_row *row, __u64 h)
@@ -586,8 +643,10 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
 	double decay = exp(-dt / SCORE_TAU_S);
 	struct figures idle = {};
+	struct row_metrics sys;
 	size_t r, i;
 
+	ps->updates++;
 	for (i = 0; i < ps->procs.nr_buckets; i++) {
 		struct hnode *n;
 
@@ -614,13 +673,11 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		if (row->exited)
 			p->exited = true;
 	}
-	acc_add(&ps->idle, snap, &idle);
-	for (i = 0; i < (size_t)snap->nr_events; i++) {
-		double v = reading__scaled(&snap->system[i]);
-
-		if (snap->events[i].state == EVENT_COUNTING && isfinite(v))
-			ps->system_ev[i] += v;
-	}
+	acc_add(ps, &ps->idle, snap, &idle);
+	metrics__system(snap, &sys);
+	for (i = 0; i < (size_t)snap->nr_events; i++)
+		if (event_counting(snap, i) && isfinite(sys.count[i]))
+			ps->system_ev[i] += sys.count[i];
 	for (r = 0; r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *row = &snap->cgroups[r];
 		struct cg *c;
@@ -631,7 +688,7 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		if (!c)
 			return -ENOMEM;
 		/* the snapshot's cgroups hold no idle time (account.c) */
-		acc_add(&c->acc, snap, &row->total);
+		acc_add(ps, &c->acc, snap, &row->total);
 		c->last_seen = now;
 		c->removed_since = 0;
 	}
@@ -653,7 +710,7 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 				return -ENOMEM;
 		}
 		if (p->acc)
-			acc_add(p->acc, snap, &row->f);
+			acc_add(ps, p->acc, snap, &row->f);
 	}
 	htab_each(&ps->procs, expire_proc, ps, now);
 	htab_each(&ps->cgroups, expire_cg, ps, now);
@@ -669,9 +726,28 @@ void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, s
 
 /* Rendering */
 
+/* " help", escaped for a HELP line. */
+static void help_text(struct strbuf *sb, const char *help)
+{
+	const char *p;
+
+	strbuf__printf(sb, " ");
+	for (p = help; *p; p++) {
+		size_t n = strcspn(p, "\\\n");
+
+		strbuf__printf(sb, "%.*s", (int)n, p);
+		p += n;
+		if (!*p)
+			break;
+		strbuf__printf(sb, *p == '\\' ? "\\\\" : "\\n");
+	}
+}
+
 static void family(struct strbuf *sb, const char *name, const char *type, const char *help)
 {
-	strbuf__printf(sb, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	strbuf__printf(sb, "# HELP %s", name);
+	help_text(sb, help);
+	strbuf__printf(sb, "\n# TYPE %s %s\n", name, type);
 }
 
 static void put_double(struct strbuf *sb, double v)
@@ -713,104 +789,188 @@ static void put_le(struct strbuf *sb, int k)
 	strbuf__printf(sb, "%s", buf);
 }
 
-/* Series are rendered family by family: a metric's samples must be contiguous. */
-enum fig {
-	FIG_CPU,
-	FIG_OFFCPU,
-	FIG_SWITCHES,
-	FIG_EVENTS,
-	FIG_ENABLED,
-	FIG_RUNNING,
-	FIG_RUNQ_HIST,
-	FIG_RUNQ_SUMMARY,
+static bool is_ns(const struct figure *fd)
+{
+	return !strcmp(fd->unit, "ns");
+}
+
+/* Sources with one figure per event: a series per counting event, label event. */
+_Static_assert(SRC_EVENT_COVERAGE == SRC_EVENT + 4 && SRC_MPKI == SRC_EVENT + 5,
+	       "the per-event sources are SRC_EVENT to SRC_MPKI in enum fig_src");
+
+static bool per_event(enum fig_src src)
+{
+	return src >= SRC_EVENT && src <= SRC_MPKI;
+}
+
+/* Labels of instance i of a per-event or -M figure, after a ','. */
+static void instance_labels(struct strbuf *sb, const struct figure *fd, const struct snapshot *snap,
+			    int i)
+{
+	if (per_event(fd->src)) {
+		strbuf__printf(sb, ",event=");
+		prom__label_value(sb, snap->events[i].spec.name);
+	} else if (fd->src == SRC_METRIC) {
+		const struct metric_use *mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
+
+		strbuf__printf(sb, ",metric=");
+		prom__label_value(sb, mu->name);
+		strbuf__printf(sb, ",figure=");
+		prom__label_value(sb, metric_use__values(mu)[i % METRIC_MAX_VALUES]);
+	}
+}
+
+/* One series set: a cgroup or a process. */
+struct series {
+	const char *labels;
+	const struct acc *acc;
 };
 
-static void figure_samples(struct strbuf *sb, const struct snapshot *snap, const char *name,
-			   const char *labels, const struct acc *a, enum fig fig)
+/* Run-queue latency: a histogram (buckets, sum, count), or a summary (sum, count). */
+static void runq_samples(struct strbuf *sb, const char *name, const char *labels,
+			 const struct acc *a, bool buckets)
 {
 	__u64 cum = 0;
 	int i;
 
-	switch (fig) {
-	case FIG_CPU:
-		strbuf__printf(sb, "%s{%s} ", name, labels);
-		put_ns(sb, a->n[PMBPF_N_ONCPU_NS]);
-		break;
-	case FIG_OFFCPU:
-		strbuf__printf(sb, "%s{%s} ", name, labels);
-		put_ns(sb, a->n[PMBPF_N_OFFCPU_NS]);
-		break;
-	case FIG_SWITCHES:
-		strbuf__printf(sb, "%s{%s,kind=\"voluntary\"} ", name, labels);
-		put_u64(sb, a->n[PMBPF_N_NVCSW]);
-		strbuf__printf(sb, "%s{%s,kind=\"involuntary\"} ", name, labels);
-		put_u64(sb, a->n[PMBPF_N_NIVCSW]);
-		break;
-	case FIG_EVENTS:
-	case FIG_ENABLED:
-	case FIG_RUNNING:
-		for (i = 0; i < snap->nr_events; i++) {
-			if (snap->events[i].state != EVENT_COUNTING)
-				continue;
-			strbuf__printf(sb, "%s{%s,event=", name, labels);
-			prom__label_value(sb, snap->events[i].spec.name);
-			strbuf__printf(sb, "} ");
-			if (fig == FIG_EVENTS)
-				put_double(sb, a->ev[i]);
-			else
-				put_ns(sb,
-				       fig == FIG_ENABLED ? a->enabled_ns[i] : a->running_ns[i]);
-		}
-		break;
-	case FIG_RUNQ_HIST:
-		for (i = 0; i < PMBPF_RUNQ_SLOTS - 1; i++) {
-			cum += a->runq_hist[i];
-			strbuf__printf(sb, "%s_bucket{%s,le=\"", name, labels);
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++) {
+		cum += a->runq_hist[i];
+		if (!buckets)
+			continue;
+		strbuf__printf(sb, "%s_bucket{%s,le=\"", name, labels);
+		if (i < PMBPF_RUNQ_SLOTS - 1)
 			put_le(sb, i);
-			strbuf__printf(sb, "\"} ");
-			put_u64(sb, cum);
+		else
+			strbuf__printf(sb, "+Inf");
+		strbuf__printf(sb, "\"} ");
+		put_u64(sb, cum);
+	}
+	strbuf__printf(sb, "%s_sum{%s} ", name, labels);
+	put_ns(sb, a->n[PMBPF_N_RUNQ_TOTAL_NS]);
+	strbuf__printf(sb, "%s_count{%s} ", name, labels);
+	put_u64(sb, cum);
+}
+
+/*
+ * The sample of instance i of figure fd for a series set; none for an event
+ * that does not count, a gauge not counted in the last interval (a -M metric
+ * not supported here is never counted), a gauge of a set not seen in the
+ * last interval (m NULL: else its figures then).
+ */
+static void sample(struct strbuf *sb, const struct snapshot *snap, const char *name,
+		   const struct series *s, const struct row_metrics *m, const struct figure *fd,
+		   int i)
+{
+	const struct acc *a = s->acc;
+	double v = NAN;
+	int k = ev_slot(fd->src);
+
+	if (!figure__applies(fd, snap, i) || (per_event(fd->src) && !event_counting(snap, i)))
+		return;
+	if (fd->kind == FIG_GAUGE) {
+		v = m ? figure__value(fd, &a->last, m, i) : NAN;
+		if (!isfinite(v))
+			return;
+	} else if (fd->src != SRC_COUNT && k < 0) {
+		return; /* a counter prom.c does not accumulate: tests/unit/test_prom.c fails */
+	}
+	strbuf__printf(sb, "%s{%s", name, s->labels);
+	if (fd->prom_labels)
+		strbuf__printf(sb, ",%s", fd->prom_labels);
+	instance_labels(sb, fd, snap, i);
+	strbuf__printf(sb, "} ");
+	if (fd->kind == FIG_GAUGE)
+		put_double(sb, is_ns(fd) ? v / 1e9 : v);
+	else if (fd->src == SRC_EVENT)
+		put_double(sb, is_ns(fd) ? a->ev[k][i].d / 1e9 : a->ev[k][i].d);
+	else if (is_ns(fd))
+		put_ns(sb, fd->src == SRC_COUNT ? a->n[fd->index] : a->ev[k][i].u);
+	else
+		put_u64(sb, fd->src == SRC_COUNT ? a->n[fd->index] : a->ev[k][i].u);
+}
+
+static bool same_family(const struct figure *a, const struct figure *b)
+{
+	return (b->outputs & OUT_PROM) && b->prom && !strcmp(a->prom, b->prom);
+}
+
+/*
+ * The family of catalog figure figs[f] below pmbpf_<what>_, with the figures
+ * after it that share it (their own prom_labels tell them apart). A family's
+ * samples are contiguous: set by set, figure by figure.
+ */
+static void render_family(struct strbuf *out, const struct prom_state *ps,
+			  const struct snapshot *snap, const char *what, const struct figure *figs,
+			  size_t nr, size_t f, const struct series *s, size_t ns)
+{
+	bool process = !strcmp(what, "process"), hist = figs[f].src == SRC_RUNQ_HIST;
+	bool gauges = false;
+	struct row_metrics m;
+	const char *type;
+	char name[128];
+	size_t i, j;
+	int k;
+
+	snprintf(name, sizeof(name), "pmbpf_%s_%s", what, figs[f].prom);
+	/* cardinality: run-queue buckets per cgroup, sum and count per process */
+	if (hist)
+		type = process ? "summary" : "histogram";
+	else
+		type = figs[f].kind == FIG_COUNTER ? "counter" : "gauge";
+	strbuf__printf(out, "# HELP %s", name);
+	for (j = f; j < nr; j++) {
+		if (!same_family(&figs[f], &figs[j]))
+			continue;
+		help_text(out, figs[j].help);
+		gauges |= figs[j].kind == FIG_GAUGE;
+	}
+	if (hist && process)
+		strbuf__printf(out, " Sum and count only.");
+	strbuf__printf(out, "\n# TYPE %s %s\n", name, type);
+	for (i = 0; i < ns; i++) {
+		bool current;
+
+		if (!s[i].acc)
+			continue;
+		if (hist) {
+			runq_samples(out, name, s[i].labels, s[i].acc, !process);
+			continue;
 		}
-		cum += a->runq_hist[PMBPF_RUNQ_SLOTS - 1];
-		strbuf__printf(sb, "%s_bucket{%s,le=\"+Inf\"} ", name, labels);
-		put_u64(sb, cum);
-		/* fall through */
-	case FIG_RUNQ_SUMMARY:
-		if (fig == FIG_RUNQ_SUMMARY)
-			for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-				cum += a->runq_hist[i];
-		strbuf__printf(sb, "%s_sum{%s} ", name, labels);
-		put_ns(sb, a->n[PMBPF_N_RUNQ_TOTAL_NS]);
-		strbuf__printf(sb, "%s_count{%s} ", name, labels);
-		put_u64(sb, cum);
-		break;
+		/* gauges: the figures of the last interval, if the set was seen in it */
+		current = gauges && s[i].acc->last_update == ps->updates;
+		if (current)
+			metrics__figures(snap, &s[i].acc->last, &m);
+		for (j = f; j < nr; j++) {
+			if (!same_family(&figs[f], &figs[j]))
+				continue;
+			for (k = 0; k < figure__instances(&figs[j], snap); k++)
+				sample(out, snap, name, &s[i], current ? &m : NULL, &figs[j], k);
+		}
 	}
 }
 
-static const struct figure_family {
-	const char *suffix;
-	const char *type;
-	enum fig fig;
-	const char *help;
-	bool process; /* also rendered for processes */
-} figure_families[] = {
-	{ "cpu_seconds_total", "counter", FIG_CPU, "Time on CPU.", true },
-	{ "offcpu_seconds_total", "counter", FIG_OFFCPU,
-	  "Time off CPU (switched out) of its threads, credited when they run again.", true },
-	{ "context_switches_total", "counter", FIG_SWITCHES,
-	  "Switches out: voluntary (blocking) or involuntary (preempted).", true },
-	{ "perf_events_total", "counter", FIG_EVENTS,
-	  "Perf event counts while it ran, scaled for multiplexing (clock events count ns).",
-	  true },
-	{ "perf_event_enabled_seconds_total", "counter", FIG_ENABLED,
-	  "Time the event's counter was enabled while it ran.", false },
-	{ "perf_event_running_seconds_total", "counter", FIG_RUNNING,
-	  "Time the event's counter was counting while it ran (running/enabled: coverage).",
-	  false },
-	{ "runqueue_latency_seconds", "histogram", FIG_RUNQ_HIST,
-	  "Wakeup (or preemption) to running: run-queue latency.", false },
-	{ "runqueue_latency_seconds", "summary", FIG_RUNQ_SUMMARY,
-	  "Wakeup (or preemption) to running: run-queue latency.", true },
-};
+/* Every Prometheus family of the catalog, for cgroups or processes. */
+static void render_sets(struct strbuf *out, const struct prom_state *ps,
+			const struct snapshot *snap, const char *what, const struct series *s,
+			size_t ns)
+{
+	bool process = !strcmp(what, "process");
+	const struct figure *figs;
+	size_t nr, f, j;
+
+	figs = catalog__figures(&nr);
+	for (f = 0; f < nr; f++) {
+		if (!(figs[f].outputs & OUT_PROM) || !figs[f].prom ||
+		    (process && figs[f].prom_cgroup_only))
+			continue;
+		/* rendered with the first figure of its family */
+		for (j = 0; j < f && !same_family(&figs[f], &figs[j]); j++)
+			;
+		if (j < f)
+			continue;
+		render_family(out, ps, snap, what, figs, nr, f, s, ns);
+	}
+}
 
 static void proc_labels(struct strbuf *sb, const struct proc *p)
 {
@@ -827,65 +987,55 @@ static int cmp_cg_path(const void *a, const void *b)
 
 static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
 {
-	size_t i, j, nc = 0, np = 0;
+	size_t i, nc = 0, np = 0;
+	struct series *s = calloc(ps->cgroups.nr + ps->nr_exported + 1, sizeof(*s));
 	struct cg **cgs = calloc(ps->cgroups.nr + 1, sizeof(*cgs));
+	size_t *off = calloc(ps->nr_exported + 1, sizeof(*off));
 	struct strbuf lb = {};
 	struct hnode *n;
-	char name[96];
 
-	if (!cgs) {
+	if (!s || !cgs || !off || rank_reserve(ps, ps->nr_exported)) {
 		out->failed = true;
-		return;
+		goto out;
 	}
 	for (i = 0; i < ps->cgroups.nr_buckets; i++)
 		for (n = ps->cgroups.b[i]; n; n = n->next)
 			cgs[nc++] = (struct cg *)n;
 	if (nc > 1)
 		qsort(cgs, nc, sizeof(*cgs), cmp_cg_path);
-	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
-		const struct figure_family *ff = &figure_families[j];
-
-		if (ff->fig == FIG_RUNQ_SUMMARY)
-			continue;
-		snprintf(name, sizeof(name), "pmbpf_cgroup_%s", ff->suffix);
-		family(out, name, ff->type, ff->help);
-		for (i = 0; i < nc; i++)
-			figure_samples(out, snap, name, cgs[i]->labels, &cgs[i]->acc, ff->fig);
-	}
-	free(cgs);
+	for (i = 0; i < nc; i++)
+		s[i] = (struct series){ cgs[i]->labels, &cgs[i]->acc };
+	render_sets(out, ps, snap, "cgroup", s, nc);
 
 	/* Processes with series, by CPU ranking. */
-	if (rank_reserve(ps, ps->nr_exported)) {
-		out->failed = true;
-		return;
-	}
 	for (i = 0; i < ps->procs.nr_buckets; i++)
 		for (n = ps->procs.b[i]; n; n = n->next)
 			if (((struct proc *)n)->exported && np < ps->nr_exported)
 				ps->rank[np++] = (struct proc *)n;
 	if (np > 1)
 		qsort(ps->rank, np, sizeof(*ps->rank), cmp_score);
-	for (j = 0; j < sizeof(figure_families) / sizeof(figure_families[0]); j++) {
-		const struct figure_family *ff = &figure_families[j];
-
-		if (!ff->process)
+	/* their labels, one after the other in lb (NUL-terminated each) */
+	for (i = 0; i < np; i++) {
+		s[i] = (struct series){};
+		off[i] = lb.len;
+		if (!ps->rank[i]->acc)
 			continue;
-		snprintf(name, sizeof(name), "pmbpf_process_%s", ff->suffix);
-		family(out, name, ff->type,
-		       ff->fig == FIG_RUNQ_SUMMARY ?
-			       "Wakeup (or preemption) to running: run-queue latency (sum and count)." :
-			       ff->help);
-		for (i = 0; i < np; i++) {
-			if (!ps->rank[i]->acc)
-				continue;
-			lb.len = 0;
-			proc_labels(&lb, ps->rank[i]);
-			if (lb.failed || !lb.buf)
-				continue;
-			figure_samples(out, snap, name, lb.buf, ps->rank[i]->acc, ff->fig);
-		}
+		proc_labels(&lb, ps->rank[i]);
+		strbuf__printf(&lb, "%c", '\0');
+		s[i].acc = ps->rank[i]->acc;
 	}
+	if (lb.failed) {
+		out->failed = true;
+		goto out;
+	}
+	for (i = 0; i < np; i++)
+		s[i].labels = s[i].acc ? lb.buf + off[i] : NULL;
+	render_sets(out, ps, snap, "process", s, np);
+out:
 	strbuf__free(&lb);
+	free(off);
+	free(cgs);
+	free(s);
 }
 
 static void gauge(struct strbuf *sb, const char *name, const char *help, double v)
@@ -902,6 +1052,28 @@ static void counter(struct strbuf *sb, const char *name, const char *help, __u64
 	put_u64(sb, v);
 }
 
+/* The catalog's statistics of pmbpf and its BPF program. */
+static void self_stats(struct strbuf *out, const struct snapshot *snap)
+{
+	const struct self_figure *sf;
+	size_t i, nr;
+
+	sf = catalog__self(&nr);
+	for (i = 0; i < nr; i++) {
+		double v = self_figure__value(&sf[i], snap);
+
+		if (!(sf[i].outputs & OUT_PROM))
+			continue;
+		family(out, sf[i].prom, sf[i].kind == FIG_COUNTER ? "counter" : "gauge",
+		       sf[i].help);
+		strbuf__printf(out, "%s ", sf[i].prom);
+		if (!strcmp(sf[i].unit, "ns"))
+			put_ns(out, (__u64)v);
+		else
+			put_double(out, v);
+	}
+}
+
 static void render_self(struct prom_state *ps, const struct snapshot *snap,
 			const struct prom_self *self, struct strbuf *out)
 {
@@ -913,7 +1085,7 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 		       self->version ? self->version : "", snap->attach ? snap->attach : "");
 	gauge(out, "pmbpf_cpus", "Online CPUs counted.", snap->nr_cpus);
 	gauge(out, "pmbpf_pmu_available",
-	      "1 when at least one requested hardware event is counting (0: no PMU, no permission, or none requested).",
+	      "1 when this host has a hardware PMU (a hardware cycles counter opens), whatever events were requested: doctor's pmu.",
 	      self->no_pmu ? 0 : 1);
 
 	family(out, "pmbpf_event_supported", "gauge",
@@ -925,6 +1097,14 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 		prom__label_value(out, ev->spec.name);
 		strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n", event__class(&ev->spec),
 			       event_state__str(ev->state), ev->state == EVENT_COUNTING);
+	}
+
+	family(out, "pmbpf_metric_supported", "gauge",
+	       "1 when the -M metric is computed on this host: its CPU has a definition and its events count.");
+	for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
+		strbuf__printf(out, "pmbpf_metric_supported{metric=");
+		prom__label_value(out, snap->metrics->m[i].name);
+		strbuf__printf(out, "} %d\n", snap->metrics->m[i].def != NULL);
 	}
 
 	family(out, "pmbpf_system_perf_events_total", "counter",
@@ -969,31 +1149,7 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	gauge(out, "pmbpf_bpf_stats_enabled",
 	      "1 when kernel.bpf_stats_enabled=1, so that program run time and runs are counted.",
 	      self->bpf_stats_enabled);
-	gauge(out, "pmbpf_map_entries", "Process entries in the kernel counts map.",
-	      snap->map_entries);
-	gauge(out, "pmbpf_map_capacity", "Size of the kernel counts map (--max-procs).",
-	      snap->map_capacity);
-	gauge(out, "pmbpf_bpf_map_memory_bytes",
-	      "Kernel memory of pmbpf's BPF maps (memlock), charged to its memory cgroup.",
-	      snap->map_bytes);
-	counter(out, "pmbpf_overflow_credits_total",
-		"Credits that went to the overflow entry because the counts map was full.",
-		snap->stats[PMBPF_STAT_OVERFLOW]);
-	counter(out, "pmbpf_exit_records_total", "Exit records sent through the ring buffer.",
-		snap->stats[PMBPF_STAT_EXITS]);
-	counter(out, "pmbpf_exit_records_lost_total",
-		"Exit records lost because the ring buffer was full (counts are then read from the map).",
-		snap->stats[PMBPF_STAT_EXITS_LOST]);
-	counter(out, "pmbpf_read_errors_total", "Failed counter reads in BPF.",
-		snap->stats[PMBPF_STAT_READ_ERRORS]);
-	counter(out, "pmbpf_sched_wakeups_total", "sched_wakeup and sched_wakeup_new calls seen.",
-		snap->stats[PMBPF_STAT_WAKEUPS]);
-	counter(out, "pmbpf_waits_unmatched_total",
-		"Run-queue and off-CPU waits dropped: the task was not the one expected.",
-		snap->stats[PMBPF_STAT_WAIT_UNMATCHED]);
-	counter(out, "pmbpf_vanished_processes_total",
-		"Map entries that disappeared without an exit record.", snap->vanished);
-
+	self_stats(out, snap);
 	counter(out, "pmbpf_collections_total", "Collections (reads of the kernel maps) done.",
 		self->collections);
 	counter(out, "pmbpf_collection_errors_total", "Collections that failed.",
@@ -1001,8 +1157,6 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	family(out, "pmbpf_collection_seconds_total", "counter", "Time spent collecting.");
 	strbuf__printf(out, "pmbpf_collection_seconds_total ");
 	put_double(out, self->collection_seconds);
-	gauge(out, "pmbpf_last_collection_seconds", "Time the last collection took.",
-	      snap->poll_ns / 1e9);
 	gauge(out, "pmbpf_last_collection_timestamp_seconds", "When the last collection ended.",
 	      snap->time_ns / 1e9);
 	gauge(out, "pmbpf_interval_seconds", "Length of the last collection interval.",

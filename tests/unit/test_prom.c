@@ -2,9 +2,12 @@
 /*
  * Prometheus exposition: counters accumulated from interval deltas, label
  * escaping, the run-queue histogram, the idle task kept out of the root
- * cgroup, top-K selection, the lingering cap and the grace period.
+ * cgroup, top-K selection, the lingering cap and the grace period; the
+ * families, values and help of the figure catalog's Prometheus figures and
+ * self statistics, and the -M metric series.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "check.h"
 
@@ -14,6 +17,8 @@ int main(void)
 	return 0; /* serve is not part of minimal (static) builds */
 }
 #else
+#include "catalog.h"
+#include "metrics.h"
 #include "prom.h"
 
 #define S 1000000000ULL
@@ -102,7 +107,8 @@ static void test_counters(void)
 	idle = proc(0, "[idle]", "/", 900);
 	(void)idle;
 	proc(10, "web", "/svc", 300);
-	cgroup(1, "/", 1200);
+	/* as account.c builds it: / holds no idle time */
+	cgroup(1, "/", 300);
 	cgroup(7, "/svc", 300)->ci = (struct container_info){ .runtime = "docker", .id = "abc" };
 	snap.cgroups[0].id = 1;
 	t = render(ps);
@@ -111,7 +117,7 @@ static void test_counters(void)
 	cgroup(1, "/", 200);
 	cgroup(7, "/svc", 200);
 	t = render(ps);
-	/* deltas add up; the root does not count the idle task */
+	/* deltas add up; the idle task is its own counter, not in / */
 	CHECK_SUBSTR(t, "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/svc\",runtime=\"docker\","
 			"container_id=\"abc\",pod_uid=\"\"} 0.500000000\n");
 	CHECK_SUBSTR(t,
@@ -258,6 +264,300 @@ static void test_removed_cgroup(void)
 	prom__free(ps);
 }
 
+/*
+ * The catalog's figures: every OUT_PROM figure's family (HELP from its help,
+ * TYPE from its kind) with the value of the figures given, for a cgroup and
+ * an exported process; -M metric series; the self statistics.
+ */
+static struct event_info events4[4];
+static struct metric_sel sel;
+
+/* Distinct figures for interval k. */
+static void fill(struct figures *f, int k)
+{
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < PMBPF_N_NR; i++)
+		f->n[i] = (i + 1) * 1000000ULL * k + i + 1;
+	f->n[PMBPF_N_RUNQ_COUNT] = 0;
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++) {
+		f->runq_hist[i] = i + k;
+		f->n[PMBPF_N_RUNQ_COUNT] += i + k;
+	}
+	for (i = 0; i < 4; i++) {
+		f->ev[i].value = (i + 1) * 100 * k;
+		f->ev[i].enabled = 2000ULL * k; /* multiplexed: counted half the time */
+		f->ev[i].running = 1000ULL * k;
+	}
+	f->ev[1].value = 250 * k; /* instructions: IPC 2.5 */
+}
+
+/* The value of series "name{labels}" in exposition t; NaN if it is not there. */
+static double sample_of(const char *t, const char *series)
+{
+	char *want;
+	const char *p;
+	double v = NAN;
+
+	if (asprintf(&want, "\n%s ", series) < 0)
+		return NAN;
+	p = strstr(t, want);
+	if (p)
+		v = strtod(p + strlen(want), NULL);
+	free(want);
+	return v;
+}
+
+/* The instance labels of figure fd: the catalog gives per-event figures one per event. */
+static void instance(char *buf, size_t len, const struct figure *fd, int i)
+{
+	const struct metric_use *mu = &sel.m[i / METRIC_MAX_VALUES];
+
+	if (fd->src == SRC_METRIC)
+		snprintf(buf, len, ",metric=\"%s\",figure=\"%s\"", mu->name,
+			 metric_use__values(mu)[i % METRIC_MAX_VALUES]);
+	else if (figure__instances(fd, &snap) == 4)
+		snprintf(buf, len, ",event=\"%s\"", events4[i].spec.name);
+	else
+		buf[0] = '\0';
+}
+
+/* Each OUT_PROM figure of the catalog for one series set with labels, whose intervals were f[]. */
+static void check_catalog_sets(const char *t, const char *what, const char *labels,
+			       const struct figures *f, int nf)
+{
+	const struct figure *figs;
+	size_t nr, j;
+	char name[128], series[4096], inst[1536], line[4096];
+
+	figs = catalog__figures(&nr);
+	for (j = 0; j < nr; j++) {
+		const struct figure *fd = &figs[j];
+		bool process = !strcmp(what, "process");
+		const char *help;
+		double scale = strcmp(fd->unit, "ns") ? 1 : 1e-9;
+		int i, k;
+
+		if (!(fd->outputs & OUT_PROM) || !fd->prom)
+			continue;
+		snprintf(name, sizeof(name), "pmbpf_%s_%s", what, fd->prom);
+		if (process && fd->prom_cgroup_only) {
+			snprintf(line, sizeof(line), "\n%s{", name);
+			CHECK(!strstr(t, line));
+			continue;
+		}
+		/* durations are exported in seconds */
+		if (scale != 1)
+			CHECK(strstr(fd->prom, "_seconds"));
+		/* figures that share a family: their helps one after the other */
+		snprintf(line, sizeof(line), "# HELP %s ", name);
+		help = strstr(t, line);
+		if (CHECK(help)) {
+			snprintf(line, sizeof(line), "%.*s", (int)strcspn(help, "\n"), help);
+			CHECK_SUBSTR(line, fd->help);
+		}
+		if (fd->src == SRC_RUNQ_HIST) {
+			__u64 count = 0, sum = 0;
+
+			for (k = 0; k < nf; k++) {
+				count += (__u64)figure__value(fd, &f[k], NULL, 0);
+				sum += f[k].n[PMBPF_N_RUNQ_TOTAL_NS];
+			}
+			snprintf(line, sizeof(line), "# TYPE %s %s\n", name,
+				 process ? "summary" : "histogram");
+			CHECK_SUBSTR(t, line);
+			snprintf(series, sizeof(series), "%s_count{%s}", name, labels);
+			CHECK_NEAR(sample_of(t, series), count, 0);
+			snprintf(series, sizeof(series), "%s_sum{%s}", name, labels);
+			CHECK_NEAR(sample_of(t, series), sum * 1e-9, 1e-12);
+			snprintf(series, sizeof(series), "%s_bucket{%s,le=\"+Inf\"}", name, labels);
+			if (process)
+				CHECK(isnan(sample_of(t, series)));
+			else
+				CHECK_NEAR(sample_of(t, series), count, 0);
+			continue;
+		}
+		snprintf(line, sizeof(line), "# TYPE %s %s\n", name,
+			 fd->kind == FIG_COUNTER ? "counter" : "gauge");
+		CHECK_SUBSTR(t, line);
+		for (i = 0; i < figure__instances(fd, &snap); i++) {
+			double want = 0, got;
+
+			if (!figure__applies(fd, &snap, i))
+				continue;
+			instance(inst, sizeof(inst), fd, i);
+			snprintf(series, sizeof(series), "%s{%s%s%s%s}", name, labels,
+				 fd->prom_labels ? "," : "", fd->prom_labels ? fd->prom_labels : "",
+				 inst);
+			/* counters add up the intervals; a gauge is the last interval's */
+			for (k = fd->kind == FIG_COUNTER ? 0 : nf - 1; k < nf; k++) {
+				struct row_metrics m;
+
+				metrics__figures(&snap, &f[k], &m);
+				want += figure__value(fd, &f[k], &m, i);
+			}
+			if (inst[0] == ',' && !strncmp(inst, ",event=", 7) &&
+			    events4[i].state != EVENT_COUNTING)
+				want = NAN;
+			got = sample_of(t, series);
+			if (!isfinite(want)) {
+				/* not counting, or a metric not supported: no series, never 0 */
+				if (!check_record(isnan(got), __FILE__, __LINE__, "%s: no series",
+						  series))
+					continue;
+			} else {
+				check_record(fabs(got - want * scale) <=
+						     1e-9 * fabs(want * scale) + 1e-12,
+					     __FILE__, __LINE__, "%s: %.17g, want %.17g", series,
+					     got, want * scale);
+			}
+		}
+	}
+}
+
+static void test_catalog(void)
+{
+	struct prom_opts o = { .top_k = 1, .grace_ns = 5 * S };
+	struct prom_state *ps = prom__new(&o);
+	const char *cg_labels = "cgroup=\"/c\",runtime=\"\",container_id=\"\",pod_uid=\"\"";
+	const char *p_labels = "pid=\"10\",comm=\"w\",cgroup=\"/c\"";
+	const struct metric_def *defs;
+	const struct self_figure *sf;
+	struct figures f[2];
+	char line[512];
+	const char *t;
+	int k, nd;
+	size_t j, nr;
+
+	memset(&sel, 0, sizeof(sel));
+	defs = metrics__defs(&nd);
+	sel.nr = 2;
+	snprintf(sel.m[0].name, sizeof(sel.m[0].name), "ipc");
+	for (k = 0; k < nd; k++)
+		if (!strcmp(defs[k].metric, "ipc"))
+			sel.m[0].def = &defs[k];
+	CHECK(sel.m[0].def);
+	sel.m[0].first = 0; /* its group: cycles, instructions */
+	sel.m[0].nr_events = 2;
+	snprintf(sel.m[1].name, sizeof(sel.m[1].name), "topdown"); /* not supported: no def */
+	for (k = 0; k < 2; k++) {
+		struct proc_row *r;
+		struct cgroup_row *c;
+
+		begin();
+		snap.events = events4;
+		snap.nr_events = 4;
+		snap.metrics = &sel;
+		fill(&f[k], k + 1);
+		r = proc(10, "w", "/c", 0);
+		r->f = f[k];
+		c = cgroup(7, "/c", 0);
+		c->total = f[k];
+		for (j = 0; j < PMBPF_STAT_NR; j++)
+			snap.stats[j] = 11 * (j + 1) + k;
+		snap.map_entries = 12;
+		snap.map_capacity = 10240;
+		snap.map_bytes = 4096;
+		snap.vanished = 3;
+		snap.poll_ns = 1234567;
+		t = render(ps);
+	}
+	check_catalog_sets(t, "cgroup", cg_labels, f, 2);
+	check_catalog_sets(t, "process", p_labels, f, 2);
+	/* some values by hand: the generic check above reads them through the catalog */
+	CHECK_SUBSTR(t, "pmbpf_cgroup_context_switches_total{cgroup=\"/c\",runtime=\"\","
+			"container_id=\"\",pod_uid=\"\",kind=\"voluntary\"} 9000006\n");
+	/* page-faults: 300 and 600 counted half the time */
+	CHECK_SUBSTR(t, "pmbpf_process_perf_events_total{pid=\"10\",comm=\"w\",cgroup=\"/c\","
+			"event=\"page-faults\"} 1800\n");
+	CHECK_SUBSTR(t, "pmbpf_cgroup_perf_event_enabled_seconds_total{cgroup=\"/c\",runtime=\"\","
+			"container_id=\"\",pod_uid=\"\",event=\"page-faults\"} 0.000006000\n");
+	CHECK_SUBSTR(t, "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/c\",runtime=\"\","
+			"container_id=\"\",pod_uid=\"\"} 0.003000002\n");
+	/* an event that does not count has no series */
+	CHECK(!strstr(t, "event=\"LLC-load-misses\"}"));
+	/* -M: the last interval's value; a metric not supported here has no series */
+	CHECK_SUBSTR(t, "pmbpf_cgroup_metric_ratio{cgroup=\"/c\",runtime=\"\",container_id=\"\","
+			"pod_uid=\"\",metric=\"ipc\",figure=\"ipc\"} 2.5\n");
+	CHECK_SUBSTR(t, "pmbpf_process_metric_ratio{pid=\"10\",comm=\"w\",cgroup=\"/c\","
+			"metric=\"ipc\",figure=\"ipc\"} 2.5\n");
+	CHECK(!strstr(t, "metric=\"topdown\",figure="));
+	CHECK_SUBSTR(t, "pmbpf_metric_supported{metric=\"ipc\"} 1\n");
+	CHECK_SUBSTR(t, "pmbpf_metric_supported{metric=\"topdown\"} 0\n");
+	/* figures that share a family share its TYPE and its cardinality rule */
+	{
+		const struct figure *figs = catalog__figures(&nr);
+		size_t i2;
+
+		for (j = 0; j < nr; j++)
+			for (i2 = j + 1; figs[j].prom && i2 < nr; i2++)
+				if (figs[i2].prom && !strcmp(figs[j].prom, figs[i2].prom))
+					CHECK(figs[j].kind == figs[i2].kind &&
+					      figs[j].prom_cgroup_only ==
+						      figs[i2].prom_cgroup_only &&
+					      figs[j].prom_labels && figs[i2].prom_labels);
+	}
+	/* the families of cgroups and processes are the catalog's, no others */
+	for (const char *p = t; (p = strstr(p, "# TYPE pmbpf_")); p++) {
+		const char *rest = p + strlen("# TYPE pmbpf_");
+		const struct figure *figs = catalog__figures(&nr);
+		size_t len = strcspn(rest, " ");
+		bool found = false;
+
+		if (strncmp(rest, "cgroup_", 7) && strncmp(rest, "process_", 8))
+			continue;
+		rest += !strncmp(rest, "cgroup_", 7) ? 7 : 8;
+		len = strcspn(rest, " ");
+		for (j = 0; j < nr; j++)
+			found |= (figs[j].outputs & OUT_PROM) && figs[j].prom &&
+				 strlen(figs[j].prom) == len && !strncmp(figs[j].prom, rest, len);
+		check_record(found, __FILE__, __LINE__, "family %.*s is in the catalog", (int)len,
+			     rest);
+	}
+	/* every self statistic of the catalog, spans_unmatched and flushes too */
+	sf = catalog__self(&nr);
+	for (j = 0; j < nr; j++) {
+		double v = self_figure__value(&sf[j], &snap);
+
+		if (!(sf[j].outputs & OUT_PROM))
+			continue;
+		snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", sf[j].prom, sf[j].help,
+			 sf[j].prom, sf[j].kind == FIG_COUNTER ? "counter" : "gauge");
+		CHECK_SUBSTR(t, line);
+		CHECK_NEAR(sample_of(t, sf[j].prom), strcmp(sf[j].unit, "ns") ? v : v / 1e9, 1e-12);
+	}
+	snprintf(line, sizeof(line), "\npmbpf_spans_unmatched_total %d\n",
+		 11 * (PMBPF_STAT_SPAN_UNMATCHED + 1) + 1);
+	CHECK_SUBSTR(t, line);
+	snprintf(line, sizeof(line), "\npmbpf_flushes_total %d\n",
+		 11 * (PMBPF_STAT_FLUSHES + 1) + 1);
+	CHECK_SUBSTR(t, line);
+	CHECK_SUBSTR(t, "\npmbpf_last_collection_seconds 0.001234567\n");
+	CHECK_SUBSTR(t, "\npmbpf_vanished_processes_total 3\n");
+
+	/* an interval the process does not run in: its counters stay, its gauges go */
+	begin();
+	snap.events = events4;
+	snap.nr_events = 4;
+	snap.metrics = &sel;
+	cgroup(7, "/c", 0)->total = f[0];
+	t = render(ps);
+	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"10\",comm=\"w\",cgroup=\"/c\"} "
+			"0.003000002\n");
+	CHECK(!strstr(t, "pmbpf_process_metric_ratio{"));
+	CHECK_SUBSTR(t, "pmbpf_cgroup_metric_ratio{cgroup=\"/c\",runtime=\"\",container_id=\"\","
+			"pod_uid=\"\",metric=\"ipc\",figure=\"ipc\"} 2.5\n");
+	/* without -M: the families are there, empty */
+	begin();
+	snap.metrics = NULL;
+	t = render(ps);
+	CHECK(!strstr(t, "pmbpf_metric_supported{"));
+	CHECK(!strstr(t, "_metric_ratio{"));
+	CHECK_SUBSTR(t, "# TYPE pmbpf_metric_supported gauge\n");
+	prom__free(ps);
+}
+
 int main(void)
 {
 	memset(events, 0, sizeof(events));
@@ -266,11 +566,19 @@ int main(void)
 	events[0].slot = -1;
 	CHECK_EQ_INT(event__parse("page-faults", &events[1].spec), 0);
 	events[1].state = EVENT_COUNTING;
+	memset(events4, 0, sizeof(events4));
+	CHECK_EQ_INT(event__parse("cycles", &events4[0].spec), 0);
+	CHECK_EQ_INT(event__parse("instructions", &events4[1].spec), 0);
+	CHECK_EQ_INT(event__parse("page-faults", &events4[2].spec), 0);
+	CHECK_EQ_INT(event__parse("LLC-load-misses", &events4[3].spec), 0);
+	for (int i = 0; i < 4; i++)
+		events4[i].state = i < 3 ? EVENT_COUNTING : EVENT_NOT_SUPPORTED;
 	test_label_escaping();
 	test_counters();
 	test_histogram();
 	test_top_k_and_grace();
 	test_removed_cgroup();
+	test_catalog();
 	snapshot__free(&snap);
 	strbuf__free(&out);
 	return check_summary();
