@@ -115,7 +115,13 @@ static int parse_format(const char *text, struct pmu_format *f)
 	return f->nr ? 0 : -EINVAL;
 }
 
-static void load_formats(struct pmu *p, const char *dir)
+/*
+ * Call fn for each file of dir whose name fits max_name (and has no '.'
+ * when plain: an alias's .scale and .unit belong to it), with its first
+ * line; stops when fn returns non-zero.
+ */
+static void each_line(struct pmu *p, const char *dir, size_t max_name, bool plain,
+		      int (*fn)(struct pmu *p, const char *dir, const char *name, const char *text))
 {
 	char path[PATH_MAX], text[128];
 	struct dirent *de;
@@ -124,24 +130,32 @@ static void load_formats(struct pmu *p, const char *dir)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		struct pmu_format *f, *nf;
-
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(f->name))
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= max_name ||
+		    (plain && strchr(de->d_name, '.')))
 			continue;
 		PATHF(path, "%s/%s", dir, de->d_name);
-		if (read_line(path, text, sizeof(text)))
+		if (read_line(path, text, sizeof(text)) || !text[0])
 			continue;
-		nf = realloc(p->formats, (p->nr_formats + 1) * sizeof(*nf));
-		if (!nf)
+		if (fn(p, dir, de->d_name, text))
 			break;
-		p->formats = nf;
-		f = &nf[p->nr_formats];
-		memset(f, 0, sizeof(*f));
-		PATHF(f->name, "%s", de->d_name);
-		if (!parse_format(text, f))
-			p->nr_formats++;
 	}
 	closedir(d);
+}
+
+static int add_format(struct pmu *p, const char *dir, const char *name, const char *text)
+{
+	struct pmu_format *f, *nf = realloc(p->formats, (p->nr_formats + 1) * sizeof(*nf));
+
+	(void)dir;
+	if (!nf)
+		return -ENOMEM;
+	p->formats = nf;
+	f = &nf[p->nr_formats];
+	memset(f, 0, sizeof(*f));
+	PATHF(f->name, "%s", name);
+	if (!parse_format(text, f))
+		p->nr_formats++;
+	return 0;
 }
 
 static int cmp_alias(const void *a, const void *b)
@@ -149,45 +163,41 @@ static int cmp_alias(const void *a, const void *b)
 	return strcmp(((const struct pmu_alias *)a)->name, ((const struct pmu_alias *)b)->name);
 }
 
+static int add_alias(struct pmu *p, const char *dir, const char *name, const char *terms)
+{
+	struct pmu_alias *a, *na = realloc(p->aliases, (p->nr_aliases + 1) * sizeof(*na));
+	char path[PATH_MAX], text[128];
+
+	if (!na)
+		return -ENOMEM;
+	p->aliases = na;
+	a = &na[p->nr_aliases++];
+	memset(a, 0, sizeof(*a));
+	PATHF(a->name, "%s", name);
+	PATHF(a->terms, "%s", terms);
+	a->scale = 1.0;
+	PATHF(path, "%s/%s.scale", dir, name);
+	if (!read_line(path, text, sizeof(text))) {
+		char *end;
+		double v = strtod(text, &end);
+
+		if (end != text && v > 0)
+			a->scale = v;
+	}
+	PATHF(path, "%s/%s.unit", dir, name);
+	if (!read_line(path, text, sizeof(text)))
+		PATHF(a->unit, "%s", text);
+	return 0;
+}
+
+static void load_formats(struct pmu *p, const char *dir)
+{
+	each_line(p, dir, sizeof(p->formats->name), false, add_format);
+}
+
 static void load_aliases(struct pmu *p, const char *dir)
 {
-	char path[PATH_MAX], text[128];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct pmu_alias *a, *na;
-
-		if (de->d_name[0] == '.' || strchr(de->d_name, '.') ||
-		    strlen(de->d_name) >= sizeof(a->name))
-			continue; /* .scale, .unit, .per-pkg, .snapshot belong to an alias */
-		PATHF(path, "%s/%s", dir, de->d_name);
-		if (read_line(path, text, sizeof(text)) || !text[0])
-			continue;
-		na = realloc(p->aliases, (p->nr_aliases + 1) * sizeof(*na));
-		if (!na)
-			break;
-		p->aliases = na;
-		a = &na[p->nr_aliases++];
-		memset(a, 0, sizeof(*a));
-		PATHF(a->name, "%s", de->d_name);
-		PATHF(a->terms, "%s", text);
-		a->scale = 1.0;
-		PATHF(path, "%s/%s.scale", dir, de->d_name);
-		if (!read_line(path, text, sizeof(text))) {
-			char *end;
-			double v = strtod(text, &end);
-
-			if (end != text && v > 0)
-				a->scale = v;
-		}
-		PATHF(path, "%s/%s.unit", dir, de->d_name);
-		if (!read_line(path, text, sizeof(text)))
-			PATHF(a->unit, "%s", text);
-	}
-	closedir(d);
+	each_line(p, dir, sizeof(p->aliases->name), true, add_alias);
 	if (p->nr_aliases)
 		qsort(p->aliases, p->nr_aliases, sizeof(*p->aliases), cmp_alias);
 }
