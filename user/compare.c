@@ -590,25 +590,25 @@ int report__write(int fd, const char *what, const char *buf, size_t len)
 	return 0;
 }
 
-static const char usage[] =
-	"Usage: pmbpf compare [OPTIONS] BASE.json NEW.json\n"
-	"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the\n"
-	"median run, its 95% confidence interval (bootstrap, fixed seed) and a verdict.\n"
-	"NOISE% is the robust RSD (1.4826 x MAD / median).\n"
-	"\n"
-	"  -t, --threshold NAME=+P%  a rise of P% or more in NAME is a regression (-P%: a drop);\n"
-	"                            repeatable; defaults: instructions +1%, ipc -5%,\n"
-	"                            *-misses +15%, wall-time and cpu-time +10%, others +10%\n"
-	"  -o, --output FORMAT       table (default), json or markdown\n"
-	"  -h, --help                this help\n"
-	"\n"
-	"Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n";
-
-static const struct option long_opts[] = {
-	{ "threshold", required_argument, NULL, 't' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, 'h' },
+static const struct cmdopt options[] = {
+	{ 't', "threshold", "NAME=+P%",
+	  "a rise of P% or more in NAME is a regression (-P%: a drop);\n"
+	  "repeatable; defaults: instructions +1%, ipc -5%,\n"
+	  "*-misses +15%, wall-time and cpu-time +10%, others +10%" },
+	{ 'o', "output", "FORMAT", "table (default), json or markdown" },
+	{ CMDOPT_HELP },
 	{},
+};
+
+const struct cmdopts compare_cmdopts = {
+	.cmd = "compare",
+	.head = "Usage: pmbpf compare [OPTIONS] BASE.json NEW.json\n"
+		"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the\n"
+		"median run, its 95% confidence interval (bootstrap, fixed seed) and a verdict.\n"
+		"NOISE% is the robust RSD (1.4826 x MAD / median).\n",
+	.opts = options,
+	.tail = "Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
+	.permute = true, /* pmbpf compare A.json B.json -o json */
 };
 
 static int read_file(const char *path, char **buf, size_t *len)
@@ -679,14 +679,17 @@ int cmd_compare(int argc, char **argv)
 	enum compare_format fmt = COMPARE_TABLE;
 	struct series base = {}, new = {};
 	struct compare_result *r = NULL;
+	struct cmdopt_getopt g;
 	int c, nr_th = 0, rc = 2;
 	char err[600], *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is EPIPE: exit with the verdict */
+	if (cmdopt__build(&compare_cmdopts, &g))
+		return 2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "t:o:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (nr_th == COMPARE_MAX_THRESHOLDS) {
@@ -707,9 +710,14 @@ int cmd_compare(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			if (report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) == -EIO)
+			text = cmdopt__usage(&compare_cmdopts, &len);
+			if (!text) {
+				pr_err("%s\n", strerror(ENOMEM));
 				return 2;
-			return 0;
+			}
+			rc = report__write(STDOUT_FILENO, "the help", text, len) == -EIO ? 2 : 0;
+			free(text);
+			return rc;
 		default:
 			pr_err("try 'pmbpf compare --help'\n");
 			return 2;

@@ -29,15 +29,22 @@
 #define MAX_CHECKS 24
 #define MAX_MAPS   16
 
-static const char usage[] =
-	"Usage: pmbpf doctor [-o text|json] [-e EVENTS] [-v]\n"
-	"Check what this host offers pmbpf: kernel and BTF, cgroup v2, capabilities,\n"
-	"perf_event_paranoid, each event's state and why, the tracepoint flavour and\n"
-	"fallbacks; then load the BPF programs once. Exit 0 when pmbpf can run.\n"
-	"\n"
-	"  -o, --output FORMAT  text (default) or json\n"
-	"  -e, --events LIST    events to check (default " DEFAULT_EVENTS ")\n"
-	"  -v, --verbose        libbpf debug output during the trial load\n";
+static const struct cmdopt options[] = {
+	{ 'o', "output", "FORMAT", "text (default) or json" },
+	{ 'e', "events", "LIST", "events to check (default " DEFAULT_EVENTS ")" },
+	{ 'v', "verbose", NULL, "libbpf debug output during the trial load" },
+	{ CMDOPT_HELP },
+	{},
+};
+
+const struct cmdopts doctor_cmdopts = {
+	.cmd = "doctor",
+	.head = "Usage: pmbpf doctor [-o text|json] [-e EVENTS] [-v]\n"
+		"Check what this host offers pmbpf: kernel and BTF, cgroup v2, capabilities,\n"
+		"perf_event_paranoid, each event's state and why, the tracepoint flavour and\n"
+		"fallbacks; then load the BPF programs once. Exit 0 when pmbpf can run.\n",
+	.opts = options,
+};
 
 enum status { ST_OK, ST_WARN, ST_FAIL, ST_INFO };
 
@@ -604,22 +611,18 @@ static void print_json(const struct doctor *d)
 
 int cmd_doctor(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
 	struct session_opts so = {};
 	struct doctor *d;
 	const char *events = DEFAULT_EVENTS;
 	struct events_error err;
 	bool json = false;
+	struct cmdopt_getopt g;
 	int c, n, ret;
 
+	if (cmdopt__build(&doctor_cmdopts, &g))
+		return 2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:e:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {
@@ -635,7 +638,7 @@ int cmd_doctor(int argc, char **argv)
 			so.verbose = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cmdopt__fprint(&doctor_cmdopts, stdout);
 			return 0;
 		default:
 			pr_err("try 'pmbpf doctor --help'\n");

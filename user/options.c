@@ -135,7 +135,7 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		return options__max_procs(arg, &s->max_procs) ?: 1;
 	case 'M':
 		return metrics__parse(arg, &s->metrics) ?: 1;
-	case 'R':
+	case OPT_RAW_TP:
 		s->force_raw_tp = true;
 		return 1;
 	case 'v':

@@ -8,7 +8,14 @@
 
 #include <sys/types.h>
 #include <linux/types.h>
+#include "cmdopt.h"
 #include "session.h"
+
+/* Values of the long-only options (cmdopt.h): shared ones, then each command's. */
+enum {
+	OPT_RAW_TP = CMDOPT_LONG_ONLY, /* --raw-tp */
+	OPT_COMMAND, /* the first value free for a command's own */
+};
 
 /* -e LIST into s->events; an unknown name lists the valid ones. */
 int options__events(const char *list, struct session_opts *s);
@@ -26,9 +33,24 @@ int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
 /*
  * The options every collecting subcommand takes the same way: -e, -p, -G
- * (resolved into cgroup_buf), -m, --raw-tp ('R') and -v. Returns 1 when c
+ * (resolved into cgroup_buf), -m, -M, --raw-tp and -v. Returns 1 when c
  * was one of them, 0 when it is not, -EINVAL on a bad value.
  */
 int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len);
+/*
+ * Their entries in a command's table (cmdopt.h), for the commands that word
+ * them so: { OPTION_PID },
+ */
+#define OPTION_EVENTS                                                             \
+	'e', "events", "LIST",                                                    \
+		"comma-separated perf event names (default " DEFAULT_EVENTS ",\n" \
+		"software events where there is no PMU)"
+#define OPTION_METRICS \
+	'M', "metrics", "LIST", "ipc, mpki, topdown: named metrics, each from one group"
+#define OPTION_PID	 'p', "pid", "PID", "only this process (filtered in the kernel)"
+#define OPTION_CGROUP	 'G', "cgroup", "PATH", "only this cgroup v2 directory and its subtree"
+#define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
+#define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
+#define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"
 
 #endif

@@ -35,53 +35,40 @@
 #define POLL_MS	     200
 #define FRAME_LEN    256
 
-static const char usage[] =
-	"Usage: pmbpf profile [OPTIONS]\n"
-	"Sample stacks on a perf event (or measure off-CPU time by stack) and write\n"
-	"folded stacks or an SVG flame graph.\n"
-	"\n"
-	"  -e, --event NAME      sampling event (default cycles; cpu-clock without a PMU)\n"
-	"  -F, --freq HZ         samples per second on each CPU (default 99)\n"
-	"  -c, --period N        one sample every N events (instead of -F)\n"
-	"  -d, --duration TIME   stop after this long (default: at SIGINT or SIGTERM)\n"
-	"  -p, --pid PID         only this process (filtered in the kernel); stops when it exits\n"
-	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
-	"  -o, --output FILE     write to FILE instead of standard output\n"
-	"      --folded          folded stacks, 'comm;outer;...;inner COUNT' (default)\n"
-	"      --svg             an interactive SVG flame graph\n"
-	"      --off-cpu         time spent off the CPU (blocked or waiting for a CPU) by the\n"
-	"                        stack it left with, in microseconds, instead of samples\n"
-	"      --title TEXT      title of the flame graph\n"
-	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
-	"  -v, --verbose         libbpf debug output\n"
-	"  -h, --help            this help\n"
-	"\n"
-	"Kernel frames end in _[k]. Event names: pmbpf list.\n";
-
 enum {
-	OPT_FOLDED = 256,
+	OPT_FOLDED = OPT_COMMAND,
 	OPT_SVG,
 	OPT_OFFCPU,
 	OPT_TITLE,
-	OPT_RAW_TP,
 };
 
-static const struct option long_opts[] = {
-	{ "event", required_argument, NULL, 'e' },
-	{ "freq", required_argument, NULL, 'F' },
-	{ "period", required_argument, NULL, 'c' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "folded", no_argument, NULL, OPT_FOLDED },
-	{ "svg", no_argument, NULL, OPT_SVG },
-	{ "off-cpu", no_argument, NULL, OPT_OFFCPU },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "raw-tp", no_argument, NULL, OPT_RAW_TP },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+static const struct cmdopt options[] = {
+	{ 'e', "event", "NAME", "sampling event (default cycles; cpu-clock without a PMU)" },
+	{ 'F', "freq", "HZ", "samples per second on each CPU (default 99)" },
+	{ 'c', "period", "N", "one sample every N events (instead of -F)" },
+	{ 'd', "duration", "TIME", "stop after this long (default: at SIGINT or SIGTERM)" },
+	{ 'p', "pid", "PID", "only this process (filtered in the kernel); stops when it exits" },
+	{ OPTION_CGROUP },
+	{ 'o', "output", "FILE", "write to FILE instead of standard output" },
+	{ OPT_FOLDED, "folded", NULL, "folded stacks, 'comm;outer;...;inner COUNT' (default)" },
+	{ OPT_SVG, "svg", NULL, "an interactive SVG flame graph" },
+	{ OPT_OFFCPU, "off-cpu", NULL,
+	  "time spent off the CPU (blocked or waiting for a CPU) by the\n"
+	  "stack it left with, in microseconds, instead of samples" },
+	{ OPT_TITLE, "title", "TEXT", "title of the flame graph" },
+	{ OPTION_RAW_TP },
+	{ OPTION_VERBOSE },
+	{ CMDOPT_HELP },
 	{},
+};
+
+const struct cmdopts profile_cmdopts = {
+	.cmd = "profile",
+	.head = "Usage: pmbpf profile [OPTIONS]\n"
+		"Sample stacks on a perf event (or measure off-CPU time by stack) and write\n"
+		"folded stacks or an SVG flame graph.\n",
+	.opts = options,
+	.tail = "Kernel frames end in _[k]. Event names: pmbpf list.\n",
 };
 
 struct profile_opts {
@@ -148,11 +135,14 @@ static unsigned long long max_sample_rate(void)
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	unsigned long long max_rate;
+	struct cmdopt_getopt g;
 	char msg[320];
 	int c, err;
 
+	if (cmdopt__build(&profile_cmdopts, &g))
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:d:p:G:o:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			err = event__parse_msg(optarg, &o->event, msg, sizeof(msg));
@@ -211,7 +201,7 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			o->verbose = true;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cmdopt__fprint(&profile_cmdopts, stdout);
 			exit(0);
 		default:
 			pr_err("try 'pmbpf profile --help'\n");

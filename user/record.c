@@ -15,36 +15,31 @@
 #include "session.h"
 #include "util.h"
 
-static const char usage[] =
-	"Usage: pmbpf record [OPTIONS]\n"
-	"Print per-process counts, IPC and miss rates every interval.\n"
-	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
-	"                        software events where there is no PMU)\n"
-	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
-	"  -i, --interval TIME   interval: 1, 1s, 500ms (default 1s)\n"
-	"  -d, --duration TIME   stop after this long\n"
-	"  -c, --count N         stop after N intervals\n"
-	"  -p, --pid PID         only this process (filtered in the kernel)\n"
-	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
-	"  -o, --output FORMAT   table (default), json (JSON Lines) or csv\n"
-	"  -b, --by WHAT         rows per process, cgroup or all (default: process;\n"
-	"                        all for json; csv takes one of process, cgroup)\n"
-	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
-	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
-	"  -v, --verbose         libbpf debug output\n"
-	"  -h, --help            this help\n"
-	"\n"
-	"Event names: pmbpf list.\n";
+static const struct cmdopt options[] = {
+	{ OPTION_EVENTS },
+	{ OPTION_METRICS },
+	{ 'i', "interval", "TIME", "interval: 1, 1s, 500ms (default 1s)" },
+	{ 'd', "duration", "TIME", "stop after this long" },
+	{ 'c', "count", "N", "stop after N intervals" },
+	{ OPTION_PID },
+	{ OPTION_CGROUP },
+	{ 'o', "output", "FORMAT", "table (default), json (JSON Lines) or csv" },
+	{ 'b', "by", "WHAT",
+	  "rows per process, cgroup or all (default: process;\n"
+	  "all for json; csv takes one of process, cgroup)" },
+	{ OPTION_MAX_PROCS },
+	{ OPTION_RAW_TP },
+	{ OPTION_VERBOSE },
+	{ CMDOPT_HELP },
+	{},
+};
 
-static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },   { "metrics", required_argument, NULL, 'M' },
-	{ "interval", required_argument, NULL, 'i' }, { "duration", required_argument, NULL, 'd' },
-	{ "count", required_argument, NULL, 'c' },    { "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },   { "output", required_argument, NULL, 'o' },
-	{ "by", required_argument, NULL, 'b' },	      { "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },	      { "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },	      {},
+const struct cmdopts record_cmdopts = {
+	.cmd = "record",
+	.head = "Usage: pmbpf record [OPTIONS]\n"
+		"Print per-process counts, IPC and miss rates every interval.\n",
+	.opts = options,
+	.tail = "Event names: pmbpf list.\n",
 };
 
 struct record_opts {
@@ -59,10 +54,13 @@ struct record_opts {
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
+	struct cmdopt_getopt g;
 	int c, err;
 
+	if (cmdopt__build(&record_cmdopts, &g))
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:M:i:d:c:p:G:o:b:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -99,7 +97,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->by = optarg;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cmdopt__fprint(&record_cmdopts, stdout);
 			exit(0);
 		default:
 			pr_err("try 'pmbpf record --help'\n");

@@ -33,36 +33,37 @@
 #define DEFAULT_TOP_K	    20
 #define DEFAULT_GRACE_NS    (300 * 1000000000ULL)
 
-static const char usage[] =
-	"Usage: pmbpf serve [OPTIONS]\n"
-	"Collect continuously and serve Prometheus metrics on /metrics.\n"
-	"\n"
-	"  -l, --listen ADDR:PORT  where to serve (default " DEFAULT_LISTEN ")\n"
-	"  -i, --interval TIME     collection interval (default 5s)\n"
-	"  -k, --top-k N           processes with their own series: the top N by CPU\n"
-	"                          (default 20; 0: cgroup series only)\n"
-	"      --grace TIME        keep series of dead processes and removed cgroups\n"
-	"                          this long (default 5m)\n"
-	"  -e, --events LIST       perf events (default " DEFAULT_EVENTS ",\n"
-	"                        software events where there is no PMU)\n"
-	"  -M, --metrics LIST      ipc, mpki, topdown: named metrics, each from one group\n"
-	"  -G, --cgroup PATH       only this cgroup v2 directory and its subtree\n"
-	"  -m, --max-procs N       process entries in the kernel map (default 10240)\n"
-	"      --raw-tp            use raw tracepoints even where tp_btf works\n"
-	"  -v, --verbose           libbpf debug output\n"
-	"  -h, --help              this help\n"
-	"\n"
-	"Under systemd (Type=notify) it reports readiness and, with WatchdogSec=,\n"
-	"watchdog pings. SIGTERM or SIGINT stop it; SIGHUP is logged and ignored\n"
-	"(options come from the command line: restart to change them).\n";
+enum { OPT_GRACE = OPT_COMMAND };
 
-static const struct option long_opts[] = {
-	{ "listen", required_argument, NULL, 'l' }, { "interval", required_argument, NULL, 'i' },
-	{ "top-k", required_argument, NULL, 'k' },  { "grace", required_argument, NULL, 'g' },
-	{ "events", required_argument, NULL, 'e' }, { "metrics", required_argument, NULL, 'M' },
-	{ "cgroup", required_argument, NULL, 'G' }, { "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },	    { "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },	    {},
+static const struct cmdopt options[] = {
+	{ 'l', "listen", "ADDR:PORT", "where to serve (default " DEFAULT_LISTEN ")" },
+	{ 'i', "interval", "TIME", "collection interval (default 5s)" },
+	{ 'k', "top-k", "N",
+	  "processes with their own series: the top N by CPU\n"
+	  "(default 20; 0: cgroup series only)" },
+	{ OPT_GRACE, "grace", "TIME",
+	  "keep series of dead processes and removed cgroups\n"
+	  "this long (default 5m)" },
+	{ 'e', "events", "LIST",
+	  "perf events (default " DEFAULT_EVENTS ",\n"
+	  "software events where there is no PMU)" },
+	{ OPTION_METRICS },
+	{ OPTION_CGROUP },
+	{ OPTION_MAX_PROCS },
+	{ OPTION_RAW_TP },
+	{ OPTION_VERBOSE },
+	{ CMDOPT_HELP },
+	{},
+};
+
+const struct cmdopts serve_cmdopts = {
+	.cmd = "serve",
+	.head = "Usage: pmbpf serve [OPTIONS]\n"
+		"Collect continuously and serve Prometheus metrics on /metrics.\n",
+	.opts = options,
+	.tail = "Under systemd (Type=notify) it reports readiness and, with WatchdogSec=,\n"
+		"watchdog pings. SIGTERM or SIGINT stop it; SIGHUP is logged and ignored\n"
+		"(options come from the command line: restart to change them).\n",
 };
 
 struct serve_opts {
@@ -131,11 +132,14 @@ static __u64 watchdog_period_ns(void)
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
+	struct cmdopt_getopt g;
 	unsigned long long v;
 	int c, err;
 
+	if (cmdopt__build(&serve_cmdopts, &g))
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+l:i:k:e:M:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -156,7 +160,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			}
 			o->top_k = (unsigned int)v;
 			break;
-		case 'g':
+		case OPT_GRACE:
 			if (duration__parse(optarg, &o->grace_ns)) {
 				pr_err("invalid --grace '%s': give 300, 300s, 5m or 500ms\n",
 				       optarg);
@@ -164,7 +168,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			}
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cmdopt__fprint(&serve_cmdopts, stdout);
 			exit(0);
 		default:
 			pr_err("try 'pmbpf serve --help'\n");

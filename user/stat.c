@@ -41,47 +41,37 @@
 #define STAT_PREFIX "pmbpf-stat-"
 #define MAX_RUNS    10000
 
-static const char usage[] =
-	"Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
-	"       pmbpf stat -r N --ab [OPTIONS] -- COMMAND_A [ARGS...] --- COMMAND_B [ARGS...]\n"
-	"Run COMMAND and report the totals of it and all its children on stderr\n"
-	"(the command's stdout and stderr stay its own).\n"
-	"\n"
-	"  -e, --events LIST        comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
-	"                           software events where there is no PMU)\n"
-	"  -M, --metrics LIST       ipc, mpki, topdown: named metrics, each from one group\n"
-	"  -r, --repeat N           run the command N times: mean, stddev, RSD, min, max\n"
-	"      --ab                 run COMMAND_A and COMMAND_B alternately (A B A B ...), N\n"
-	"                           times each (default 7), and compare them as 'pmbpf\n"
-	"                           compare' does\n"
-	"  -t, --threshold NAME=+P% with --ab: a regression threshold (see pmbpf compare)\n"
-	"  -o, --output FORMAT      table (default) or json (one document, every run)\n"
-	"  -O, --output-file FILE   write the report to FILE instead of stderr ('-': stdout)\n"
-	"  -i, --interval TIME      how often to read the kernel's counts (default 0.5s)\n"
-	"  -m, --max-procs N        process entries in the kernel map (default 10240)\n"
-	"  -v, --verbose            libbpf debug output\n"
-	"  -h, --help               this help\n"
-	"\n"
-	"The exit code is the command's (128 + signal if it was killed); with -r N\n"
-	"a failing run stops the series with its exit code and no report. With --ab:\n"
-	"0 no regression of B against A, 1 a regression, 2 bad input.\n"
-	"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n";
+enum { OPT_AB = OPT_COMMAND };
 
-enum { OPT_AB = 256 };
-
-static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "metrics", required_argument, NULL, 'M' },
-	{ "repeat", required_argument, NULL, 'r' },
-	{ "ab", no_argument, NULL, OPT_AB },
-	{ "threshold", required_argument, NULL, 't' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "output-file", required_argument, NULL, 'O' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+static const struct cmdopt options[] = {
+	{ OPTION_EVENTS },
+	{ OPTION_METRICS },
+	{ 'r', "repeat", "N", "run the command N times: mean, stddev, RSD, min, max" },
+	{ OPT_AB, "ab", NULL,
+	  "run COMMAND_A and COMMAND_B alternately (A B A B ...), N\n"
+	  "times each (default 7), and compare them as 'pmbpf\n"
+	  "compare' does" },
+	{ 't', "threshold", "NAME=+P%", "with --ab: a regression threshold (see pmbpf compare)" },
+	{ 'o', "output", "FORMAT", "table (default) or json (one document, every run)" },
+	{ 'O', "output-file", "FILE", "write the report to FILE instead of stderr ('-': stdout)" },
+	{ 'i', "interval", "TIME", "how often to read the kernel's counts (default 0.5s)" },
+	{ OPTION_MAX_PROCS },
+	{ OPTION_VERBOSE },
+	{ CMDOPT_HELP },
 	{},
+};
+
+const struct cmdopts stat_cmdopts = {
+	.cmd = "stat",
+	.head = "Usage: pmbpf stat [OPTIONS] -- COMMAND [ARGS...]\n"
+		"       pmbpf stat -r N --ab [OPTIONS] -- COMMAND_A [ARGS...] --- COMMAND_B [ARGS...]\n"
+		"Run COMMAND and report the totals of it and all its children on stderr\n"
+		"(the command's stdout and stderr stay its own).\n",
+	.opts = options,
+	.tail = "The exit code is the command's (128 + signal if it was killed); with -r N\n"
+		"a failing run stops the series with its exit code and no report. With --ab:\n"
+		"0 no regression of B against A, 1 a regression, 2 bad input.\n"
+		"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n",
 };
 
 /* The signals received, for forwarding: the first passed on, more escalate. */
@@ -872,11 +862,16 @@ static int create_cgroup(char *buf, size_t len)
 
 static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 {
+	struct cmdopt_getopt g;
 	unsigned long long n;
+	char *usage;
+	size_t len;
 	int c, err, i;
 
+	if (cmdopt__build(&stat_cmdopts, &g))
+		return 2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:M:r:t:o:O:i:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &ctx->so, NULL, 0);
 		if (err < 0)
 			return 2;
@@ -917,10 +912,14 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 				return 2;
 			break;
 		case 'h':
-			return report__write(STDOUT_FILENO, "the help", usage, strlen(usage)) ==
-					       -EIO ?
-				       1 :
-				       -1;
+			usage = cmdopt__usage(&stat_cmdopts, &len);
+			if (!usage) {
+				pr_err("%s\n", strerror(ENOMEM));
+				return 1;
+			}
+			err = report__write(STDOUT_FILENO, "the help", usage, len);
+			free(usage);
+			return err == -EIO ? 1 : -1;
 		default:
 			pr_err("try 'pmbpf stat --help'\n");
 			return 2;

@@ -31,36 +31,27 @@
 #include "top_view.h"
 #include "util.h"
 
-static const char usage[] =
-	"Usage: pmbpf top [OPTIONS]\n"
-	"Interactive per-process and per-cgroup view: CPU%, IPC, event rates, miss\n"
-	"rates (MPKI), switches and run-queue latency, refreshed every interval.\n"
-	"\n"
-	"  -e, --events LIST     comma-separated perf event names (default " DEFAULT_EVENTS ",\n"
-	"                        software events where there is no PMU)\n"
-	"  -M, --metrics LIST    ipc, mpki, topdown: named metrics, each from one group\n"
-	"  -d, -i, --delay TIME  interval: 1, 0.5, 500ms (default 1s)\n"
-	"  -p, --pid PID         only this process (filtered in the kernel)\n"
-	"  -G, --cgroup PATH     only this cgroup v2 directory and its subtree\n"
-	"  -m, --max-procs N     process entries in the kernel map (default 10240)\n"
-	"      --raw-tp          use raw tracepoints even where tp_btf works\n"
-	"  -v, --verbose         libbpf debug output (shown after the view closes)\n"
-	"  -h, --help            this help\n"
-	"\n"
-	"Keys: ? in the view. For pipes, files and scripts use `pmbpf record`.\n";
-
-static const struct option long_opts[] = {
-	{ "events", required_argument, NULL, 'e' },
-	{ "metrics", required_argument, NULL, 'M' },
-	{ "delay", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, 'G' },
-	{ "max-procs", required_argument, NULL, 'm' },
-	{ "raw-tp", no_argument, NULL, 'R' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
+static const struct cmdopt options[] = {
+	{ OPTION_EVENTS },
+	{ OPTION_METRICS },
+	{ 'd', "delay", "TIME", "interval: 1, 0.5, 500ms (default 1s)" },
+	{ 'i', "interval", "TIME", "the same as -d" },
+	{ OPTION_PID },
+	{ OPTION_CGROUP },
+	{ OPTION_MAX_PROCS },
+	{ OPTION_RAW_TP },
+	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
+	{ CMDOPT_HELP },
 	{},
+};
+
+const struct cmdopts top_cmdopts = {
+	.cmd = "top",
+	.head = "Usage: pmbpf top [OPTIONS]\n"
+		"Interactive per-process and per-cgroup view: CPU%, IPC, event rates, miss\n"
+		"rates (MPKI), switches and run-queue latency, refreshed every interval.\n",
+	.opts = options,
+	.tail = "Keys: ? in the view. For pipes, files and scripts use `pmbpf record`.\n",
 };
 
 #define MIN_INTERVAL_NS 100000000ULL
@@ -189,10 +180,13 @@ static void stderr_capture(void)
 
 static int parse_args(int argc, char **argv, struct top *t)
 {
+	struct cmdopt_getopt g;
 	int c, err;
 
+	if (cmdopt__build(&top_cmdopts, &g))
+		return -EINVAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:M:d:i:p:G:m:vh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
 		if (err < 0)
 			return -EINVAL;
@@ -206,7 +200,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 				return -EINVAL;
 			break;
 		case 'h':
-			fputs(usage, stdout);
+			cmdopt__fprint(&top_cmdopts, stdout);
 			exit(0);
 		default:
 			pr_err("try 'pmbpf top --help'\n");

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A command's options, written once. One table gives getopt_long() its long
+ * options and its short-option string, and --help its option lines, so the
+ * three cannot drift apart.
+ */
+#ifndef __PMBPF_CMDOPT_H
+#define __PMBPF_CMDOPT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+/* The first value of an option without a short letter. */
+#define CMDOPT_LONG_ONLY 256
+/* At most this many options in one table. */
+#define CMDOPT_MAX 32
+
+struct cmdopt {
+	/*
+	 * What getopt_long() returns for it. Below CMDOPT_LONG_ONLY it is also
+	 * the short option (a letter or digit); from it on, the option is long only.
+	 */
+	int val;
+	const char *name; /* the long option, without "--" */
+	const char *arg; /* its argument's placeholder ("LIST"); NULL: it takes none */
+	const char *help; /* one line; "\n" starts another, indented under it */
+};
+
+struct cmdopts {
+	const char *cmd; /* "record": for messages */
+	/* The "Usage:" lines and the description, each line ending in "\n". */
+	const char *head;
+	const struct cmdopt *opts; /* ends with an entry whose name is NULL */
+	const char *tail; /* after the options, or NULL */
+	/*
+	 * Options after operands too (GNU order). Default: the first operand
+	 * ends the options ('+'), so that `pmbpf stat -- CMD -v` leaves -v to CMD.
+	 */
+	bool permute;
+};
+
+/* The entry every command has: { CMDOPT_HELP }, */
+#define CMDOPT_HELP 'h', "help", NULL, "this help"
+
+/* What getopt_long() takes, built from a table. */
+struct cmdopt_getopt {
+	struct option longs[CMDOPT_MAX + 1];
+	char shorts[1 + 2 * CMDOPT_MAX + 1];
+};
+
+/*
+ * Whether a table is well formed: names of [a-z0-9-], short options that are
+ * letters or digits, no name, letter or value twice, a help for each option,
+ * placeholders without spaces, no help line that starts with '-' (it would
+ * read as an option). Returns 0, or -EINVAL and why in msg.
+ */
+int cmdopt__check(const struct cmdopts *c, char *msg, size_t len);
+/* The arrays for getopt_long(); -EINVAL (said in one line) on a bad table. */
+int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g);
+/* The usage text: head, a blank line, one line per option (aligned), the tail. */
+void cmdopt__fprint(const struct cmdopts *c, FILE *f);
+/* The same in a malloc'd string (*len its length); NULL on ENOMEM. */
+char *cmdopt__usage(const struct cmdopts *c, size_t *len);
+
+#endif
