@@ -17,7 +17,8 @@ from conftest import PMBPF
 BY_NAME = {"metrics": "ipc"}
 BY_ARG = {"LIST": "task-clock", "NAME": "task-clock", "TIME": "1", "N": "16", "PID": "1",
           "PATH": "/", "FORMAT": "json", "WHAT": "process", "FILE": "/dev/null", "TEXT": "t",
-          "HZ": "99", "ADDR:PORT": "127.0.0.1:9465", "NAME=+P%": "ipc=-5%"}
+          "HZ": "99", "ADDR:PORT": "127.0.0.1:9465", "NAME=+P%": "ipc=-5%", "K": "3",
+          "CPUS": "0.1"}
 SPEC = re.compile(r"^  (?:-([A-Za-z0-9]), |    )--([a-z0-9-]+)(?: (\S+))?(?:  |$)")
 
 

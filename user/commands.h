@@ -14,7 +14,7 @@ extern volatile sig_atomic_t exiting;
 /* Each command's options and usage (cmdopt.h), for its parser and the unit test. */
 extern const struct cmdopts record_cmdopts, stat_cmdopts, doctor_cmdopts, compare_cmdopts;
 #ifndef PMBPF_MINIMAL
-extern const struct cmdopts serve_cmdopts, top_cmdopts, profile_cmdopts;
+extern const struct cmdopts serve_cmdopts, top_cmdopts, profile_cmdopts, cpi_cmdopts;
 #endif
 
 int cmd_record(int argc, char **argv);

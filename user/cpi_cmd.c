@@ -53,30 +53,28 @@ struct cpi_run {
 	size_t records, cgroup_records;
 };
 
-static const char usage[] =
-	"Usage: pmbpf cpi [OPTIONS] [FILE|-]\n"
-	"CPI outliers per cgroup in 'pmbpf record -b cgroup -o json' output (FILE, or\n"
-	"standard input), and the other cgroups whose CPU use rises with them.\n"
-	"\n"
-	"  -o, --output FORMAT   table (default) or json (JSON Lines)\n"
-	"  -w, --window N        intervals of the baseline and of the correlation (default 60)\n"
-	"  -k, --intervals K     intervals in a row above mean + 2 sd to flag (default 5)\n"
-	"  -n, --suspects N      suspects listed per outlier (default 5, at most 32)\n"
-	"      --min-cpu CPUS    a cgroup's interval counts only if it used this many\n"
-	"                        CPUs (default 0.05)\n"
-	"  -h, --help            this help\n"
-	"\n"
-	"Without a PMU (cycles and instructions not counting) the mean run-queue wait\n"
-	"stands in for the CPI. Exit code: 0, or 2 for bad input or options.\n";
+enum { OPT_MIN_CPU = CMDOPT_LONG_ONLY };
 
-static const struct option long_opts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "window", required_argument, NULL, 'w' },
-	{ "intervals", required_argument, NULL, 'k' },
-	{ "suspects", required_argument, NULL, 'n' },
-	{ "min-cpu", required_argument, NULL, 'm' },
-	{ "help", no_argument, NULL, 'h' },
+static const struct cmdopt options[] = {
+	{ 'o', "output", "FORMAT", "table (default) or json (JSON Lines)" },
+	{ 'w', "window", "N", "intervals of the baseline and of the correlation (default 60)" },
+	{ 'k', "intervals", "K", "intervals in a row above mean + 2 sd to flag (default 5)" },
+	{ 'n', "suspects", "N", "suspects listed per outlier (default 5, at most 32)" },
+	{ OPT_MIN_CPU, "min-cpu", "CPUS",
+	  "a cgroup's interval counts only if it used this many\nCPUs (default 0.05)" },
+	{ CMDOPT_HELP },
 	{},
+};
+
+const struct cmdopts cpi_cmdopts = {
+	.cmd = "cpi",
+	.head = "Usage: pmbpf cpi [OPTIONS] [FILE|-]\n"
+		"CPI outliers per cgroup in 'pmbpf record -b cgroup -o json' output (FILE, or\n"
+		"standard input), and the other cgroups whose CPU use rises with them.\n",
+	.opts = options,
+	.tail = "Without a PMU (cycles and instructions not counting) the mean run-queue wait\n"
+		"stands in for the CPI. Exit code: 0, or 2 for bad input or options.\n",
+	.permute = true,
 };
 
 static double num(const struct json_value *v)
@@ -420,11 +418,14 @@ int cmd_cpi(int argc, char **argv)
 	char err[256], *line = NULL;
 	size_t cap = 0, lineno = 0;
 	FILE *in = stdin;
+	struct cmdopt_getopt g;
 	int c, rc = 2, ret = 0;
 	ssize_t n;
 
+	if (cmdopt__build(&cpi_cmdopts, &g))
+		return 2;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:w:k:n:h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
@@ -446,12 +447,12 @@ int cmd_cpi(int argc, char **argv)
 			if (opt_int("--suspects", optarg, 0, CPI_MAX_SUSPECTS, &r.o.max_suspects))
 				return 2;
 			break;
-		case 'm':
+		case OPT_MIN_CPU:
 			if (opt_cpu(optarg, &r.o.min_cpu))
 				return 2;
 			break;
 		case 'h':
-			printf("%s", usage);
+			cmdopt__fprint(&cpi_cmdopts, stdout);
 			return 0;
 		default:
 			pr_err("try 'pmbpf cpi --help'\n");

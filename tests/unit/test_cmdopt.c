@@ -82,8 +82,8 @@ static void check_accepted(const struct cmdopts *c, const struct cmdopt_getopt *
 			check_record(v == o->val && !arg, __FILE__, __LINE__, "%s: %s: %d", c->cmd,
 				     lng, v);
 			v = parse_one(g, 2, (char *[]){ "t", eq, NULL }, &arg);
-			check_record(v == '?', __FILE__, __LINE__, "%s: %s (takes none): %d", c->cmd,
-				     eq, v);
+			check_record(v == '?', __FILE__, __LINE__, "%s: %s (takes none): %d",
+				     c->cmd, eq, v);
 		}
 		if (o->val >= CMDOPT_LONG_ONLY)
 			continue;
@@ -136,8 +136,8 @@ static void check_usage(const struct cmdopts *c)
 			nl = strchr(h, '\n');
 			snprintf(line, sizeof(line), " %.*s\n", nl ? (int)(nl - h) : (int)strlen(h),
 				 h);
-			check_record(strstr(u, line), __FILE__, __LINE__, "%s --%s: '%s' in the usage",
-				     c->cmd, o->name, line);
+			check_record(strstr(u, line), __FILE__, __LINE__,
+				     "%s --%s: '%s' in the usage", c->cmd, o->name, line);
 			if (!nl)
 				break;
 		}
@@ -273,6 +273,7 @@ static void test_commands(void)
 		{ &stat_cmdopts, "+e:M:r:t:o:O:i:m:vh" },
 		{ &doctor_cmdopts, "+o:e:vh" },
 		{ &compare_cmdopts, "t:o:h" },
+		{ &cpi_cmdopts, "o:w:k:n:h" },
 #ifndef PMBPF_MINIMAL
 		{ &serve_cmdopts, "+l:i:k:e:M:G:m:vh" },
 		{ &top_cmdopts, "+e:M:d:i:p:G:m:vh" },
