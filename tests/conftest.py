@@ -137,3 +137,19 @@ def recorder():
         if r.proc.poll() is None:
             r.proc.kill()
             r.proc.wait()
+
+
+def collections(systems):
+    """The collections' durations (ms) at the ends of each interval, and per
+    interval the time (ns, all CPUs) in which a CPU's flush and the counters'
+    read are apart. The first interval starts at the session's first flush,
+    which is not timed: 5 ms are allowed for it."""
+    polls = [5.0] + [s["poll_ms"] for s in systems]
+    return polls, [(a + b) * 1e6 * s["cpus"] + 100e3
+                   for a, b, s in zip(polls, polls[1:], systems)]
+
+
+def count_slack(rates, jitter, i, cpus):
+    """What an event counts while interval i's collections run, at up to twice
+    the highest rate (per ns) of this and the next interval."""
+    return 2 + 2 * max(rates[i:i + 2]) * jitter[i] / cpus

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, final_figures, needs_root, work
+from conftest import PMBPF, WORK, collections, count_slack, final_figures, needs_root, work
 
 pytestmark = needs_root
 
@@ -76,22 +76,6 @@ def test_cpu_burn_time_and_cpu_pct(recorder):
         assert abs(got - cpu_ns) <= 0.01 * cpu_ns + 1e6, (field, got, cpu_ns)
     pct_seconds = sum(r["cpu_pct"] * r["interval_s"] / 100 for r in rows)
     assert abs(pct_seconds * 1e9 - cpu_ns) <= 0.01 * cpu_ns + 1e6, (pct_seconds, cpu_ns)
-
-
-def collections(systems):
-    """The collections' durations (ms) at the ends of each interval, and per
-    interval the time (ns, all CPUs) in which a CPU's flush and the counters'
-    read are apart. The first interval starts at the session's first flush,
-    which is not timed: 5 ms are allowed for it."""
-    polls = [5.0] + [s["poll_ms"] for s in systems]
-    return polls, [(a + b) * 1e6 * s["cpus"] + 100e3
-                   for a, b, s in zip(polls, polls[1:], systems)]
-
-
-def count_slack(rates, jitter, i, cpus):
-    """What an event counts while interval i's collections run, at up to twice
-    the highest rate (per ns) of this and the next interval."""
-    return 2 + 2 * max(rates[i:i + 2]) * jitter[i] / cpus
 
 
 def test_conservation(recorder):
