@@ -20,9 +20,12 @@ static const struct figure figures[] = {
 	  .src = SRC_DERIVED,
 	  .index = DER_CPU_PCT,
 	  .fmt = FMT_PCT,
-	  .outputs = ROWS | OUT_TOP },
+	  .outputs = ROWS | OUT_TOP | OUT_STAT,
+	  .width = 6,
+	  .top_prio = 95 },
 	{ .name = "oncpu_ns",
 	  .stat = "cpu-time",
+	  .label = "on-CPU time",
 	  .unit = "ns",
 	  .help = "Time on CPU, measured by pmbpf at the scheduler's switches.",
 	  .kind = FIG_COUNTER,
@@ -34,28 +37,32 @@ static const struct figure figures[] = {
 	{ .name = "events.%s.count",
 	  .csv = "%s",
 	  .title = "%s",
+	  .top_title = "%s/s",
 	  .stat = "%s",
+	  .label = "%s",
 	  .unit = "events",
 	  .help = "Perf event count while it ran, scaled for multiplexing (value x enabled / running); clock events count ns.",
 	  .kind = FIG_COUNTER,
 	  .src = SRC_EVENT,
 	  .fmt = FMT_COUNT,
-	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT,
-	  .prom = "perf_events_total" },
+	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT | OUT_SYSTEM,
+	  .prom = "perf_events_total",
+	  .width = 8,
+	  .top_prio = 65 },
 	{ .name = "events.%s.raw",
 	  .unit = "events",
 	  .help = "The event's count as read, before scaling.",
 	  .kind = FIG_COUNTER,
 	  .src = SRC_EVENT_RAW,
 	  .fmt = FMT_COUNT,
-	  .outputs = OUT_JSON },
+	  .outputs = OUT_JSON | OUT_SYSTEM },
 	{ .name = "events.%s.enabled_ns",
 	  .unit = "ns",
 	  .help = "Time the event's counter was enabled while it ran.",
 	  .kind = FIG_COUNTER,
 	  .src = SRC_EVENT_ENABLED,
 	  .fmt = FMT_NS,
-	  .outputs = OUT_JSON | OUT_PROM,
+	  .outputs = OUT_JSON | OUT_PROM | OUT_SYSTEM,
 	  .prom = "perf_event_enabled_seconds_total",
 	  .prom_cgroup_only = true },
 	{ .name = "events.%s.running_ns",
@@ -64,7 +71,7 @@ static const struct figure figures[] = {
 	  .kind = FIG_COUNTER,
 	  .src = SRC_EVENT_RUNNING,
 	  .fmt = FMT_NS,
-	  .outputs = OUT_JSON | OUT_PROM,
+	  .outputs = OUT_JSON | OUT_PROM | OUT_SYSTEM,
 	  .prom = "perf_event_running_seconds_total",
 	  .prom_cgroup_only = true },
 	{ .name = "events.%s.coverage",
@@ -74,17 +81,21 @@ static const struct figure figures[] = {
 	  .kind = FIG_GAUGE,
 	  .src = SRC_EVENT_COVERAGE,
 	  .fmt = FMT_FRACTION,
-	  .outputs = OUT_JSON | OUT_CSV },
+	  .outputs = OUT_JSON | OUT_CSV | OUT_STAT | OUT_SYSTEM },
 	{ .name = "ipc",
 	  .title = "IPC",
 	  .stat = "ipc",
+	  .label = "IPC",
 	  .unit = "ratio",
 	  .help = "Instructions per cycle, from one group holding both where there is one (the table marks others with *).",
 	  .kind = FIG_GAUGE,
 	  .src = SRC_DERIVED,
 	  .index = DER_IPC,
 	  .fmt = FMT_RATIO,
-	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	  .outputs = ROWS | OUT_TOP | OUT_STAT | OUT_SYSTEM,
+	  .needs = EVENT_CYCLES | EVENT_INSTRUCTIONS,
+	  .width = 6,
+	  .top_prio = 85 },
 	{ .name = "ipc_same_group",
 	  .unit = "bool",
 	  .help = "IPC is from cycles and instructions of one group: counted over the same running time.",
@@ -92,7 +103,8 @@ static const struct figure figures[] = {
 	  .src = SRC_DERIVED,
 	  .index = DER_IPC_SAME_GROUP,
 	  .fmt = FMT_BOOL,
-	  .outputs = OUT_JSON },
+	  .outputs = OUT_JSON | OUT_STAT | OUT_SYSTEM,
+	  .needs = EVENT_CYCLES | EVENT_INSTRUCTIONS },
 	{ .name = "mpki.%s",
 	  .csv = "%s_mpki",
 	  .title = "%s-MPKI",
@@ -102,20 +114,27 @@ static const struct figure figures[] = {
 	  .kind = FIG_GAUGE,
 	  .src = SRC_MPKI,
 	  .fmt = FMT_RATIO,
-	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	  .outputs = ROWS | OUT_TOP | OUT_STAT | OUT_SYSTEM,
+	  .needs = EVENT_INSTRUCTIONS,
+	  .width = 9,
+	  .top_prio = 75 },
 	{ .name = "metrics.%s",
 	  .title = "%s",
-	  .stat = "%s",
+	  .stat = "%s-%s",
+	  .label = "%s %s",
 	  .unit = "ratio",
 	  .help = "A -M metric's figure (topdown: fraction of slots or cycles); see docs/metrics.md.",
 	  .kind = FIG_GAUGE,
 	  .src = SRC_METRIC,
 	  .fmt = FMT_FRACTION,
-	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT,
-	  .prom = "metric_ratio" },
+	  .outputs = ROWS | OUT_PROM | OUT_TOP | OUT_STAT | OUT_SYSTEM,
+	  .prom = "metric_ratio",
+	  .width = 8,
+	  .top_prio = 80 },
 	{ .name = "voluntary_switches",
 	  .title = "VCSW",
 	  .stat = "voluntary-switches",
+	  .label = "voluntary switches",
 	  .unit = "switches",
 	  .help = "Switches out of its threads that blocked (voluntary).",
 	  .kind = FIG_COUNTER,
@@ -124,10 +143,12 @@ static const struct figure figures[] = {
 	  .fmt = FMT_COUNT,
 	  .outputs = ROWS | OUT_PROM | OUT_STAT,
 	  .prom = "context_switches_total",
-	  .prom_labels = "kind=\"voluntary\"" },
+	  .prom_labels = "kind=\"voluntary\"",
+	  .width = 7 },
 	{ .name = "involuntary_switches",
 	  .title = "ICSW",
 	  .stat = "involuntary-switches",
+	  .label = "involuntary switches",
 	  .unit = "switches",
 	  .help = "Switches out of its threads that were preempted (involuntary).",
 	  .kind = FIG_COUNTER,
@@ -136,7 +157,8 @@ static const struct figure figures[] = {
 	  .fmt = FMT_COUNT,
 	  .outputs = ROWS | OUT_PROM | OUT_STAT,
 	  .prom = "context_switches_total",
-	  .prom_labels = "kind=\"involuntary\"" },
+	  .prom_labels = "kind=\"involuntary\"",
+	  .width = 7 },
 	{ .name = "switches",
 	  .title = "CSW/s",
 	  .unit = "switches",
@@ -145,7 +167,9 @@ static const struct figure figures[] = {
 	  .src = SRC_DERIVED,
 	  .index = DER_SWITCHES,
 	  .fmt = FMT_COUNT,
-	  .outputs = OUT_TOP },
+	  .outputs = OUT_TOP,
+	  .width = 6,
+	  .top_prio = 50 },
 	{ .name = "offcpu_ns",
 	  .unit = "ns",
 	  .help = "Time its threads were switched out, credited when they run again.",
@@ -162,7 +186,7 @@ static const struct figure figures[] = {
 	  .src = SRC_COUNT,
 	  .index = PMBPF_N_RUNQ_COUNT,
 	  .fmt = FMT_COUNT,
-	  .outputs = OUT_JSON | OUT_CSV },
+	  .outputs = OUT_JSON | OUT_CSV | OUT_STAT },
 	{ .name = "runq.total_ns",
 	  .unit = "ns",
 	  .help = "Total length of the run-queue waits.",
@@ -188,14 +212,17 @@ static const struct figure figures[] = {
 	  .fmt = FMT_NS,
 	  .outputs = OUT_JSON | OUT_CSV },
 	{ .name = "runq.p99_ns",
-	  .title = "RUNQp99",
+	  .title = "RUNQp99us",
+	  .top_title = "RUNQ-p99",
+	  .label = "run-queue latency p99",
 	  .unit = "ns",
 	  .help = "99th percentile run-queue wait: the upper bound of its histogram slot.",
 	  .kind = FIG_GAUGE,
 	  .src = SRC_DERIVED,
 	  .index = DER_RUNQ_P99_NS,
 	  .fmt = FMT_NS,
-	  .outputs = ROWS | OUT_TOP | OUT_STAT },
+	  .outputs = ROWS | OUT_TOP | OUT_STAT,
+	  .top_prio = 45 },
 	{ .name = "runq.max_ns",
 	  .unit = "ns",
 	  .help = "Longest run-queue wait in the interval.",
@@ -203,7 +230,7 @@ static const struct figure figures[] = {
 	  .src = SRC_DERIVED,
 	  .index = DER_RUNQ_MAX_NS,
 	  .fmt = FMT_NS,
-	  .outputs = OUT_JSON | OUT_CSV },
+	  .outputs = OUT_JSON | OUT_CSV | OUT_STAT },
 	{ .name = "runq.hist_log2_us",
 	  .unit = "waits",
 	  .help = "Run-queue waits by log2 slot of their length: slot 0 < 2 us, slot k [2^k, 2^(k+1)) us.",
@@ -214,13 +241,14 @@ static const struct figure figures[] = {
 	  .prom = "runqueue_latency_seconds" },
 	{ .name = "coverage",
 	  .title = "COV%",
-	  .unit = "percent",
-	  .help = "The lowest coverage of its counting events (100: none multiplexed).",
+	  .unit = "ratio",
+	  .help = "The lowest coverage of its counting events (1: none multiplexed); the table shows it in percent.",
 	  .kind = FIG_GAUGE,
 	  .src = SRC_DERIVED,
 	  .index = DER_MIN_COVERAGE,
-	  .fmt = FMT_PCT,
-	  .outputs = OUT_TABLE },
+	  .fmt = FMT_SHARE,
+	  .outputs = OUT_TABLE,
+	  .width = 5 },
 };
 
 static const struct self_figure self_figures[] = {
@@ -260,7 +288,7 @@ static const struct self_figure self_figures[] = {
 	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
 	  OUT_JSON | OUT_PROM },
 	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
-	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM },
+	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
 };
 
 _Static_assert(PMBPF_STAT_NR == 8, "a new BPF statistic needs its entry in self_figures[]");
@@ -275,6 +303,22 @@ const struct self_figure *catalog__self(size_t *nr)
 {
 	*nr = sizeof(self_figures) / sizeof(self_figures[0]);
 	return self_figures;
+}
+
+void catalog__each(const struct snapshot *snap, unsigned int out,
+		   void (*fn)(const struct figure *fd, int i, void *ctx), void *ctx)
+{
+	size_t k;
+	int i, n;
+
+	for (k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
+		if (!(figures[k].outputs & out))
+			continue;
+		n = figure__instances(&figures[k], snap);
+		for (i = 0; i < n; i++)
+			if (figure__applies(&figures[k], snap, i))
+				fn(&figures[k], i, ctx);
+	}
 }
 
 static const struct figure *find(enum fig_src src, int index)
@@ -295,6 +339,14 @@ const struct figure *catalog__count(enum pmbpf_count c)
 const struct figure *catalog__derived(enum fig_derived d)
 {
 	return find(SRC_DERIVED, d);
+}
+
+static const char *const out_names[FIG_OUT_NR] = { "table", "json", "csv",   "prometheus",
+						   "top",   "stat", "system" };
+
+const char *fig_out__name(int i)
+{
+	return i >= 0 && i < FIG_OUT_NR ? out_names[i] : NULL;
 }
 
 double figure__value(const struct figure *fd, const struct figures *f, const struct row_metrics *m,
@@ -325,34 +377,48 @@ double figure__value(const struct figure *fd, const struct figures *f, const str
 	return NAN;
 }
 
-int figure__instances(const struct figure *fd, const struct snapshot *snap)
+bool figure__integer(const struct figure *fd, const struct figures *f, int i, __u64 *v)
 {
 	switch (fd->src) {
-	case SRC_EVENT:
+	case SRC_COUNT:
+		*v = f->n[fd->index];
+		return true;
 	case SRC_EVENT_RAW:
+		*v = f->ev[i].value;
+		return true;
 	case SRC_EVENT_ENABLED:
+		*v = f->ev[i].enabled;
+		return true;
 	case SRC_EVENT_RUNNING:
-	case SRC_EVENT_COVERAGE:
-	case SRC_MPKI:
-		return snap->nr_events;
-	case SRC_METRIC:
-		return snap->metrics ? snap->metrics->nr * METRIC_MAX_VALUES : 0;
+		*v = f->ev[i].running;
+		return true;
 	default:
-		return 1;
+		return false;
 	}
+}
+
+bool figure__reading(const struct figure *fd)
+{
+	return fd->src == SRC_EVENT || fd->src == SRC_EVENT_RAW || fd->src == SRC_EVENT_ENABLED ||
+	       fd->src == SRC_EVENT_RUNNING || fd->src == SRC_EVENT_COVERAGE;
+}
+
+int figure__instances(const struct figure *fd, const struct snapshot *snap)
+{
+	if (figure__reading(fd) || fd->src == SRC_MPKI)
+		return snap->nr_events;
+	if (fd->src == SRC_METRIC)
+		return snap->metrics ? snap->metrics->nr * METRIC_MAX_VALUES : 0;
+	return 1;
 }
 
 bool figure__applies(const struct figure *fd, const struct snapshot *snap, int i)
 {
 	const struct metric_use *mu;
 
-	switch (fd->src) {
-	case SRC_EVENT:
-	case SRC_EVENT_RAW:
-	case SRC_EVENT_ENABLED:
-	case SRC_EVENT_RUNNING:
-	case SRC_EVENT_COVERAGE:
+	if (figure__reading(fd))
 		return i < snap->nr_events;
+	switch (fd->src) {
 	case SRC_MPKI:
 		return i < snap->nr_events && (snap->events[i].spec.kind & EVENT_MISS);
 	case SRC_METRIC:
@@ -365,51 +431,106 @@ bool figure__applies(const struct figure *fd, const struct snapshot *snap, int i
 	}
 }
 
+bool figure__present(const struct figure *fd, const struct snapshot *snap)
+{
+	return fd->src != SRC_METRIC || snap->metrics;
+}
+
+/* An event of every kind in kinds is in snap's list (and counting, with counting). */
+static bool have_kinds(const struct snapshot *snap, unsigned int kinds, bool counting)
+{
+	unsigned int seen = 0;
+	int i;
+
+	for (i = 0; i < snap->nr_events; i++)
+		if (!counting || snap->events[i].state == EVENT_COUNTING)
+			seen |= snap->events[i].spec.kind & kinds;
+	return seen == kinds;
+}
+
+bool figure__asked(const struct figure *fd, const struct snapshot *snap, int i)
+{
+	if (!figure__applies(fd, snap, i))
+		return false;
+	/* a metric without a definition here never had its group added to the events */
+	if (fd->src == SRC_METRIC)
+		return snap->metrics->m[i / METRIC_MAX_VALUES].def;
+	return have_kinds(snap, fd->needs, false);
+}
+
+bool figure__counting(const struct figure *fd, const struct snapshot *snap, int i)
+{
+	const struct metric_use *mu;
+	int e;
+
+	if (!figure__asked(fd, snap, i))
+		return false;
+	if (figure__reading(fd) || fd->src == SRC_MPKI) {
+		if (snap->events[i].state != EVENT_COUNTING)
+			return false;
+	} else if (fd->src == SRC_METRIC) {
+		mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
+		for (e = mu->first; e < mu->first + mu->nr_events; e++)
+			if (e >= snap->nr_events || snap->events[e].state != EVENT_COUNTING)
+				return false;
+	}
+	return have_kinds(snap, fd->needs, true);
+}
+
+bool figure__ns(const struct figure *fd, const struct snapshot *snap, int i)
+{
+	if (fd->fmt == FMT_NS)
+		return true;
+	return fd->src == SRC_EVENT && i < snap->nr_events &&
+	       (snap->events[i].spec.kind & EVENT_TIME);
+}
+
+int figure__instance(const struct figure *fd, const struct snapshot *snap, int i,
+		     const char *part[2])
+{
+	const struct metric_use *mu;
+
+	if (figure__reading(fd) || fd->src == SRC_MPKI) {
+		part[0] = snap->events[i].spec.name;
+		return 1;
+	}
+	if (fd->src == SRC_METRIC) {
+		mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
+		part[0] = mu->name;
+		part[1] = metric_use__values(mu)[i % METRIC_MAX_VALUES];
+		return 2;
+	}
+	return 0;
+}
+
 const char *figure__name(const struct figure *fd, const char *pattern, const struct snapshot *snap,
 			 int i, char *buf, size_t len)
 {
+	const char *part[2] = { "", "" }, *fill[2], *p;
 	char inst[96] = "";
-	const char *p;
+	bool two;
+	int n, k = 0;
 	size_t o = 0;
 
-	if (!pattern)
+	if (!pattern || !len)
 		return NULL;
-	switch (fd->src) {
-	case SRC_EVENT:
-	case SRC_EVENT_RAW:
-	case SRC_EVENT_ENABLED:
-	case SRC_EVENT_RUNNING:
-	case SRC_EVENT_COVERAGE:
-		snprintf(inst, sizeof(inst), "%s", snap->events[i].spec.name);
-		break;
-	case SRC_MPKI:
+	n = figure__instance(fd, snap, i, part);
+	if (n == 1 && fd->src == SRC_MPKI && (pattern == fd->title || pattern == fd->top_title))
 		/* "LLC-load-misses" -> "LLC" in a title, whole in names */
-		if (fd->title == pattern)
-			snprintf(inst, sizeof(inst), "%.*s",
-				 (int)strcspn(snap->events[i].spec.name, "-"),
-				 snap->events[i].spec.name);
-		else
-			snprintf(inst, sizeof(inst), "%s", snap->events[i].spec.name);
-		break;
-	case SRC_METRIC: {
-		const struct metric_use *mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
-		const char *v = metric_use__values(mu)[i % METRIC_MAX_VALUES];
-
-		/* JSON nests the metric's values; flat names join them */
-		if (fd->name == pattern)
-			snprintf(inst, sizeof(inst), "%s.%s", mu->name, v);
-		else if (fd->title == pattern)
-			snprintf(inst, sizeof(inst), "%s", v);
-		else
-			snprintf(inst, sizeof(inst), "%s-%s", mu->name, v);
-		break;
-	}
-	default:
-		break;
-	}
+		snprintf(inst, sizeof(inst), "%.*s", (int)strcspn(part[0], "-"), part[0]);
+	else if (n == 2 && strchr(pattern, '.'))
+		/* a JSON name nests the metric's values */
+		snprintf(inst, sizeof(inst), "%s.%s", part[0], part[1]);
+	else
+		snprintf(inst, sizeof(inst), "%s", part[n == 2]);
+	/* a pattern with two "%s" takes both parts: "%s %s" is "topdown retiring" */
+	p = strstr(pattern, "%s");
+	two = p && strstr(p + 2, "%s");
+	fill[0] = two ? part[0] : inst;
+	fill[1] = two ? part[1] : inst;
 	for (p = pattern; *p && o + 1 < len; p++) {
 		if (p[0] == '%' && p[1] == 's') {
-			o += snprintf(buf + o, len - o, "%s", inst);
+			o += snprintf(buf + o, len - o, "%s", fill[k++ > 0]);
 			if (o >= len)
 				o = len - 1;
 			p++;

@@ -3,11 +3,13 @@
  * The catalog of figures: every figure pmbpf shows for a process, a cgroup
  * or a command, and every statistic about pmbpf itself, defined once, with
  * its name, unit, help, kind and the outputs that show it. The renderers
- * (output.c: table, JSON, CSV and stat; prom.c; top_view.c) walk these
- * tables instead of naming figures, and docs/fields.md is checked against
- * them (tests/test_catalog.py). A new figure is one entry here and the code
- * that fills it (a count: enum pmbpf_count and the BPF program; a derived
- * figure: enum fig_derived and metrics.c).
+ * (output.c: table, JSON, CSV and stat's text; stat.c: stat -r; prom.c;
+ * top_view.c) walk these tables instead of naming figures. pmbpf fields
+ * prints them (fields.c), docs/fields.md's tables are its output, and
+ * tests/test_catalog.py finds every figure in every output it declares. A
+ * new figure is one entry here and the code that fills it (a count: enum
+ * pmbpf_count and the BPF program; a derived figure: enum fig_derived and
+ * metrics.c).
  */
 #ifndef __PMBPF_CATALOG_H
 #define __PMBPF_CATALOG_H
@@ -24,10 +26,20 @@ enum fig_out {
 	OUT_CSV = 1 << 2,
 	OUT_PROM = 1 << 3, /* serve's /metrics */
 	OUT_TOP = 1 << 4, /* a column of pmbpf top */
-	OUT_STAT = 1 << 5, /* a row of pmbpf stat, and a figure of stat -r and compare */
+	/* pmbpf stat's text (a row, or a note on one); with a stat name, stat -r's and compare's */
+	OUT_STAT = 1 << 5,
+	OUT_SYSTEM = 1 << 6, /* the JSON system record: all CPUs, from the per-CPU counters */
 };
 
-/* Prometheus-style kind: a counter only grows (the outputs show its interval delta). */
+#define FIG_OUT_NR 7
+
+/* "table", "json", "csv", "prometheus", "top", "stat", "system" for bit 1 << i. */
+const char *fig_out__name(int i);
+
+/*
+ * Prometheus-style kind: a counter only grows (the outputs show its
+ * interval delta, top per second, Prometheus the running total).
+ */
 enum fig_kind {
 	FIG_COUNTER,
 	FIG_GAUGE,
@@ -47,15 +59,23 @@ enum fig_src {
 	SRC_RUNQ_HIST, /* the run-queue latency histogram (enum pmbpf runq_slot.h) */
 };
 
-/* How a value is written where a format has a choice (table, top, stat). */
+/*
+ * How a value is written where a format has a choice. A count of a clock
+ * event is in ns (figure__ns()): ms in the table and stat, scaled in top.
+ */
 enum fig_fmt {
 	FMT_COUNT, /* integer; humanized (12.3M) in table and top */
-	FMT_PCT, /* one decimal */
-	FMT_RATIO, /* two decimals in table and top, four in JSON/CSV */
+	FMT_PCT, /* one decimal in table and top, two in JSON/CSV */
+	FMT_RATIO, /* two decimals in table and top, three in stat, four in JSON/CSV */
 	FMT_FRACTION, /* four decimals */
-	FMT_NS, /* a duration in ns: table/top scale it (us, ms, s) */
+	/*
+	 * A duration in ns: us in the table (its title says so), scaled in top
+	 * (850us, 12ms, 1.20s), in stat ms for counters and us for gauges.
+	 */
+	FMT_NS,
 	FMT_BOOL, /* 0 or 1: JSON true/false */
 	FMT_HIST, /* SRC_RUNQ_HIST: JSON array of slot counts up to the last non-zero */
+	FMT_SHARE, /* a fraction (0..1) that table and top show as a percentage, one decimal */
 };
 
 struct figure {
@@ -66,8 +86,10 @@ struct figure {
 	 */
 	const char *name;
 	const char *csv; /* CSV column when it is not name with '_' for '.' */
-	const char *title; /* table and top column, NULL: none; "%s" as in name */
-	const char *stat; /* stat's row and compare's metric name, NULL: none */
+	const char *title; /* the table's column (and top's), NULL: none; "%s" as in name */
+	const char *top_title; /* top's column where it is not title ("%s/s": a rate) */
+	const char *stat; /* stat -r's and compare's metric name, NULL: none */
+	const char *label; /* pmbpf stat's row, NULL: a note on another row (MPKI: its event's) */
 	const char *unit; /* "ns", "percent", "switches", "waits", "events", "ratio" */
 	const char *help; /* one line: docs/fields.md and Prometheus HELP */
 	enum fig_kind kind;
@@ -75,6 +97,18 @@ struct figure {
 	int index; /* for SRC_COUNT and SRC_DERIVED */
 	enum fig_fmt fmt;
 	unsigned int outputs; /* enum fig_out */
+	/*
+	 * Event kinds (enum event_kind) it is computed from besides its own
+	 * event: stat -r has it where they were asked for, top ranks it low
+	 * where they do not count.
+	 */
+	unsigned int needs;
+	int width; /* table's and top's column: at least this, and its title's length */
+	/*
+	 * top on a narrow terminal drops the lowest first; a column that can
+	 * only show '-' (figure__counting() false) ranks at a tenth of it.
+	 */
+	int top_prio;
 	/*
 	 * Prometheus family below pmbpf_process_ and pmbpf_cgroup_ (NULL:
 	 * not exported), and its labels when figures share one family.
@@ -87,6 +121,13 @@ struct figure {
 
 /* The figures of a row (process, cgroup, command), in display order. */
 const struct figure *catalog__figures(size_t *nr);
+/*
+ * Call fn for each instance of each figure shown in one of the outputs
+ * out (enum fig_out), in catalog order: figure by figure, then event by
+ * event (or metric value by metric value).
+ */
+void catalog__each(const struct snapshot *snap, unsigned int out,
+		   void (*fn)(const struct figure *fd, int i, void *ctx), void *ctx);
 /* The figure of a plain count or a derived figure; NULL if none. */
 const struct figure *catalog__count(enum pmbpf_count c);
 const struct figure *catalog__derived(enum fig_derived d);
@@ -98,11 +139,35 @@ const struct figure *catalog__derived(enum fig_derived d);
  */
 double figure__value(const struct figure *fd, const struct figures *f, const struct row_metrics *m,
 		     int i);
+/* The same as an integer where the source is one (counts, raw readings): exact in JSON and CSV. */
+bool figure__integer(const struct figure *fd, const struct figures *f, int i, __u64 *v);
 /* Whether figure fd has an instance for event (or metric value) i of snap. */
 bool figure__applies(const struct figure *fd, const struct snapshot *snap, int i);
 /* How many instances a per-event figure can have in snap (1 for the others). */
 int figure__instances(const struct figure *fd, const struct snapshot *snap);
-/* fd's name (or title, or stat name: pattern) for instance i: "%s" filled in. */
+/* Whether fd is in snap's outputs at all (-M figures: only with -M), even with no instance. */
+bool figure__present(const struct figure *fd, const struct snapshot *snap);
+/* A figure of one event's reading: the event's JSON object is null when it does not count. */
+bool figure__reading(const struct figure *fd);
+/* The events instance i is computed from (its event, fd->needs, its metric's group) were asked for. */
+bool figure__asked(const struct figure *fd, const struct snapshot *snap, int i);
+/* ... and they count on this host: it can have a value. */
+bool figure__counting(const struct figure *fd, const struct snapshot *snap, int i);
+/* Instance i's value is in ns (FMT_NS, or the count of a clock event). */
+bool figure__ns(const struct figure *fd, const struct snapshot *snap, int i);
+/*
+ * The names instance i stands for: its event's, or its metric's and the
+ * metric value's (two); returns how many (0 for figures of one instance).
+ */
+int figure__instance(const struct figure *fd, const struct snapshot *snap, int i,
+		     const char *part[2]);
+/*
+ * fd's name (or csv, title, top_title, stat or label: pattern) for instance
+ * i, its "%s" filled in: the event's name (in title and top_title, a miss
+ * event's first word: LLC-MPKI); a metric value as "METRIC.VALUE" in a
+ * name with a '.' (JSON nests it), else its VALUE; a pattern with two "%s"
+ * gets METRIC and VALUE ("%s-%s": topdown-retiring).
+ */
 const char *figure__name(const struct figure *fd, const char *pattern, const struct snapshot *snap,
 			 int i, char *buf, size_t len);
 
@@ -125,6 +190,7 @@ struct self_figure {
 	enum self_src src;
 	int index;
 	unsigned int outputs; /* OUT_JSON, OUT_PROM, OUT_TABLE (the table's footer) */
+	bool json_ms; /* a figure in ns that the JSON record shows in ms, 3 decimals (poll_ms) */
 };
 
 const struct self_figure *catalog__self(size_t *nr);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include "catalog.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "metrics.h"
@@ -125,108 +126,96 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 	return 0;
 }
 
-static void short_miss_name(char *buf, size_t len, const char *name)
-{
-	size_t n = strcspn(name, "-");
+/*
+ * A row's figures, for the renderers that walk the catalog: f and m (from
+ * metrics__figures()) of one process, cgroup, command or the system.
+ */
+struct row {
+	struct output *o;
+	const struct snapshot *snap;
+	const struct figures *f;
+	struct row_metrics m;
+	bool header; /* table and CSV: the column names instead */
+};
 
-	snprintf(buf, len, "%.*s-MPKI", (int)n, name);
+static void row_init(struct row *r, struct output *o, const struct snapshot *snap,
+		     const struct figures *f, bool header)
+{
+	r->o = o;
+	r->snap = snap;
+	r->f = f;
+	r->header = header;
+	if (f)
+		metrics__figures(snap, f, &r->m);
 }
 
-static int col_width(const char *name)
+/*
+ * IPC from cycles and instructions that were multiplexed over different
+ * slices (not one group): the table marks it with '*'.
+ */
+static bool ipc_ungrouped(const struct figure *fd, const struct row_metrics *m)
 {
-	int n = (int)strlen(name);
-
-	return n < 8 ? 8 : n;
+	return fd->src == SRC_DERIVED && fd->index == DER_IPC && !m->ipc_grouped &&
+	       m->min_coverage < 1.0;
 }
 
-static void table_metric_header(struct output *o, const struct snapshot *snap)
+/* The table's text of a value: ns in us (titles say so), clock events in ms, counts humanized. */
+static const char *table_value(char *buf, size_t len, const struct figure *fd,
+			       const struct snapshot *snap, int i, double v,
+			       const struct row_metrics *m)
 {
-	int u, v;
-
-	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
-		const char *const *names = metric_use__values(&snap->metrics->m[u]);
-
-		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
-			fprintf(o->f, " %*.*s", col_width(names[v]), col_width(names[v]), names[v]);
+	if (!isfinite(v))
+		return "-";
+	switch (fd->fmt) {
+	case FMT_PCT:
+		snprintf(buf, len, "%.1f", v);
+		break;
+	case FMT_SHARE:
+		snprintf(buf, len, "%.1f", v * 100);
+		break;
+	case FMT_RATIO:
+		snprintf(buf, len, "%.2f%s", v, ipc_ungrouped(fd, m) ? "*" : "");
+		break;
+	case FMT_NS:
+		snprintf(buf, len, "%.0f", v / 1e3);
+		break;
+	case FMT_COUNT:
+		if (figure__ns(fd, snap, i))
+			snprintf(buf, len, "%.1fms", v / 1e6);
+		else
+			fmt_count(buf, len, v);
+		break;
+	default:
+		snprintf(buf, len, "%.4f", v);
+		break;
 	}
+	return buf;
 }
 
-static void table_metrics(struct output *o, const struct snapshot *snap,
-			  const struct row_metrics *m)
+static void table_cell(const struct figure *fd, int i, void *arg)
 {
-	int u, v;
+	struct row *r = arg;
+	char title[128], buf[64];
+	int w;
 
-	for (u = 0; snap->metrics && u < snap->metrics->nr; u++) {
-		const char *const *names = metric_use__values(&snap->metrics->m[u]);
-
-		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
-			if (isfinite(m->metric[u][v]))
-				fprintf(o->f, " %*.4f", col_width(names[v]), m->metric[u][v]);
-			else
-				fprintf(o->f, " %*s", col_width(names[v]), "-");
-	}
+	figure__name(fd, fd->title, r->snap, i, title, sizeof(title));
+	w = (int)strlen(title) > fd->width ? (int)strlen(title) : fd->width;
+	if (r->header)
+		fprintf(r->o->f, " %*s", w, title);
+	else
+		fprintf(r->o->f, " %*s", w,
+			table_value(buf, sizeof(buf), fd, r->snap, i,
+				    figure__value(fd, r->f, &r->m, i), &r->m));
 }
 
-static void table_figure_header(struct output *o, const struct snapshot *snap)
-{
-	char buf[64];
-	int i;
-
-	fprintf(o->f, " %6s", "CPU%");
-	for (i = 0; i < snap->nr_events; i++)
-		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name),
-			snap->events[i].spec.name);
-	fprintf(o->f, " %6s", "IPC");
-	for (i = 0; i < snap->nr_events; i++) {
-		if (!(snap->events[i].spec.kind & EVENT_MISS))
-			continue;
-		short_miss_name(buf, sizeof(buf), snap->events[i].spec.name);
-		fprintf(o->f, " %9s", buf);
-	}
-	table_metric_header(o, snap);
-	fprintf(o->f, " %7s %7s %9s %5s\n", "VCSW", "ICSW", "RUNQp99us", "COV%");
-}
-
+/* The figure columns of the table (f NULL: their titles), then the end of the line. */
 static void table_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
 {
-	struct row_metrics m;
-	char buf[64];
-	int i;
+	struct row r;
 
-	metrics__figures(snap, f, &m);
-	fprintf(o->f, " %6.1f", m.cpu_pct);
-	for (i = 0; i < snap->nr_events; i++) {
-		if ((snap->events[i].spec.kind & EVENT_TIME) && isfinite(m.count[i]))
-			snprintf(buf, sizeof(buf), "%.1fms", m.count[i] / 1e6);
-		else
-			fmt_count(buf, sizeof(buf), m.count[i]);
-		fprintf(o->f, " %*s", col_width(snap->events[i].spec.name), buf);
-	}
-	if (isfinite(m.ipc))
-		/* *: from two counters multiplexed over different slices, not one group */
-		fprintf(o->f, m.ipc_grouped || !(m.min_coverage < 1.0) ? " %6.2f" : " %5.2f*",
-			m.ipc);
-	else
-		fprintf(o->f, " %6s", "-");
-	for (i = 0; i < snap->nr_events; i++) {
-		if (!(snap->events[i].spec.kind & EVENT_MISS))
-			continue;
-		if (isfinite(m.mpki[i]))
-			fprintf(o->f, " %9.2f", m.mpki[i]);
-		else
-			fprintf(o->f, " %9s", "-");
-	}
-	table_metrics(o, snap, &m);
-	fprintf(o->f, " %7llu %7llu", (unsigned long long)f->n[PMBPF_N_NVCSW],
-		(unsigned long long)f->n[PMBPF_N_NIVCSW]);
-	if (isfinite(m.runq_p99_ns))
-		fprintf(o->f, " %9.0f", m.runq_p99_ns / 1e3);
-	else
-		fprintf(o->f, " %9s", "-");
-	if (isfinite(m.min_coverage))
-		fprintf(o->f, " %5.1f\n", m.min_coverage * 100);
-	else
-		fprintf(o->f, " %5s\n", "-");
+	row_init(&r, o, snap, f, !f);
+	catalog__each(snap, OUT_TABLE, table_cell, &r);
+	fputc('\n', o->f);
 }
 
 /* U+FFFD, in place of bytes a reader's terminal or parser must not get. */
@@ -293,7 +282,7 @@ static void table(struct output *o, const struct snapshot *snap)
 		snap->interval_ns / 1e9, snap->nr_rows, snap->nr_cgroups);
 	if (o->procs) {
 		fprintf(o->f, "%7s %-16s %-24s", "PID", "COMM", "CGROUP");
-		table_figure_header(o, snap);
+		table_figures(o, snap, NULL);
 		for (r = 0; r < snap->nr_rows; r++) {
 			const struct proc_row *row = &snap->rows[r];
 			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
@@ -313,7 +302,7 @@ static void table(struct output *o, const struct snapshot *snap)
 	if (o->cgroups) {
 		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME",
 			"ID", "PROCS");
-		table_figure_header(o, snap);
+		table_figures(o, snap, NULL);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
 			char path[4096 * 3], cut[64];
@@ -333,121 +322,177 @@ static void table(struct output *o, const struct snapshot *snap)
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
 }
 
-/* -M figures: "metrics": {"topdown": {"retiring": 0.41, ...}}, null where not counted */
-static void json_metrics(struct json_writer *w, const struct snapshot *snap,
-			 const struct row_metrics *m)
-{
-	int u, v;
+/*
+ * The JSON object of a row: the figures of one output as a tree of keys,
+ * since a '.' in a name nests ("events.%s.count": "events": {"cycles":
+ * {"count": ...}}); keys come in the order of their first figure.
+ */
+#define JSON_MAX_NODES 256
+_Static_assert(JSON_MAX_NODES >
+		       32 + 7 * PMBPF_MAX_EVENTS + (METRIC_MAX_VALUES + 1) * METRIC_MAX_SEL,
+	       "a node per key of a row with every event and -M metric");
 
-	if (!snap->metrics)
-		return;
-	jw_key(w, "metrics");
-	jw_start_object(w);
-	for (u = 0; u < snap->metrics->nr; u++) {
-		const char *const *names = metric_use__values(&snap->metrics->m[u]);
-
-		jw_key(w, snap->metrics->m[u].name);
-		jw_start_object(w);
-		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++) {
-			jw_key(w, names[v]);
-			jw_double(w, m->metric[u][v], 4);
-		}
-		jw_end_object(w);
-	}
-	jw_end_object(w);
-}
-
-static void json_events(struct json_writer *w, const struct snapshot *snap,
-			const struct pmbpf_reading *ev, const struct row_metrics *m)
-{
+struct json_node {
+	char key[EVENT_NAME_LEN]; /* an event's name, or a part of a figure's */
+	int child, last, next; /* first and last child, next sibling: indices, -1: none */
+	const struct figure *fd; /* a value: figure fd's instance i */
 	int i;
+	bool null; /* an event's object: the event does not count */
+};
 
-	jw_key(w, "events");
-	jw_start_object(w);
-	for (i = 0; i < snap->nr_events; i++) {
-		jw_key(w, snap->events[i].spec.name);
-		if (snap->events[i].state != EVENT_COUNTING) {
-			jw_null(w);
-			continue;
-		}
-		jw_start_object(w);
-		jw_key(w, "count");
-		jw_double(w, m->count[i], 0);
-		jw_key(w, "raw");
-		jw_u64(w, ev[i].value);
-		jw_key(w, "enabled_ns");
-		jw_u64(w, ev[i].enabled);
-		jw_key(w, "running_ns");
-		jw_u64(w, ev[i].running);
-		jw_key(w, "coverage");
-		jw_double(w, m->coverage[i], 4);
-		jw_end_object(w);
-	}
-	jw_end_object(w);
-	jw_key(w, "ipc");
-	jw_double(w, m->ipc, 4);
-	jw_key(w, "ipc_same_group");
-	jw_bool(w, m->ipc_grouped);
-	jw_key(w, "mpki");
-	jw_start_object(w);
-	for (i = 0; i < snap->nr_events; i++) {
-		if (!(snap->events[i].spec.kind & EVENT_MISS))
-			continue;
-		jw_key(w, snap->events[i].spec.name);
-		jw_double(w, m->mpki[i], 4);
-	}
-	jw_end_object(w);
-	json_metrics(w, snap, m);
-}
+struct json_tree {
+	struct row r;
+	struct json_node n[JSON_MAX_NODES];
+	int nr;
+};
 
-static void json_runq(struct json_writer *w, const struct figures *f, const struct row_metrics *m)
+/* The child of node with key (its first len bytes), added if new; -1 when full. */
+static int json_child(struct json_tree *t, int node, const char *key, size_t len)
 {
-	int i, last = -1;
+	struct json_node *c;
+	int k;
 
-	jw_key(w, "offcpu_ns");
-	jw_u64(w, f->n[PMBPF_N_OFFCPU_NS]);
-	jw_key(w, "runq");
-	jw_start_object(w);
-	jw_key(w, "count");
-	jw_u64(w, f->n[PMBPF_N_RUNQ_COUNT]);
-	jw_key(w, "total_ns");
-	jw_u64(w, f->n[PMBPF_N_RUNQ_TOTAL_NS]);
-	jw_key(w, "avg_ns");
-	jw_double(w, m->runq_avg_ns, 0);
-	jw_key(w, "p50_ns");
-	jw_double(w, m->runq_p50_ns, 0);
-	jw_key(w, "p99_ns");
-	jw_double(w, m->runq_p99_ns, 0);
-	jw_key(w, "max_ns");
-	jw_double(w, m->runq_max_ns, 0);
-	jw_key(w, "hist_log2_us");
-	jw_start_array(w);
-	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		if (f->runq_hist[i])
-			last = i;
-	for (i = 0; i <= last; i++)
-		jw_u64(w, f->runq_hist[i]);
-	jw_end_array(w);
-	jw_end_object(w);
+	for (k = t->n[node].child; k >= 0; k = t->n[k].next)
+		if (strlen(t->n[k].key) == len && !memcmp(t->n[k].key, key, len))
+			return k;
+	if (t->nr == JSON_MAX_NODES)
+		return -1;
+	c = &t->n[t->nr];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->key, sizeof(c->key), "%.*s", (int)len, key);
+	c->child = c->last = c->next = -1;
+	if (t->n[node].last >= 0)
+		t->n[t->n[node].last].next = t->nr;
+	else
+		t->n[node].child = t->nr;
+	t->n[node].last = t->nr;
+	return t->nr++;
 }
 
-/* Every figure of a process or cgroup, with the same names in both. */
+/*
+ * Add instance i of fd at its path; with i < 0 only the objects before
+ * its "%s", so that "events" and "mpki" are there (empty) without events.
+ */
+static void json_add(struct json_tree *t, const struct figure *fd, int i)
+{
+	const char *part[2] = {}, *p = fd->name;
+	int node = 0, np = 0, k;
+	size_t n;
+
+	if (i >= 0)
+		np = figure__instance(fd, t->r.snap, i, part);
+	while (node >= 0 && *p) {
+		n = strcspn(p, ".");
+		if (n == 2 && !strncmp(p, "%s", 2)) {
+			if (i < 0)
+				return;
+			for (k = 0; k < np && node >= 0; k++)
+				node = json_child(t, node, part[k], strlen(part[k]));
+			if (node >= 0 && figure__reading(fd) &&
+			    t->r.snap->events[i].state != EVENT_COUNTING) {
+				t->n[node].null = true;
+				return;
+			}
+		} else {
+			node = json_child(t, node, p, n);
+		}
+		p += n + (p[n] == '.');
+	}
+	if (node > 0 && i >= 0) {
+		t->n[node].fd = fd;
+		t->n[node].i = i;
+	}
+}
+
+static int json_decimals(enum fig_fmt fmt)
+{
+	switch (fmt) {
+	case FMT_PCT:
+		return 2;
+	case FMT_RATIO:
+	case FMT_FRACTION:
+	case FMT_SHARE:
+		return 4;
+	default:
+		return 0;
+	}
+}
+
+static void json_value(struct json_writer *w, const struct row *r, const struct figure *fd, int i)
+{
+	double v = figure__value(fd, r->f, &r->m, i);
+	int k, last = -1;
+	__u64 u;
+
+	if (fd->fmt == FMT_HIST) {
+		jw_start_array(w);
+		for (k = 0; k < PMBPF_RUNQ_SLOTS; k++)
+			if (r->f->runq_hist[k])
+				last = k;
+		for (k = 0; k <= last; k++)
+			jw_u64(w, r->f->runq_hist[k]);
+		jw_end_array(w);
+	} else if (fd->fmt == FMT_BOOL) {
+		jw_bool(w, v == 1.0);
+	} else if (figure__integer(fd, r->f, i, &u)) {
+		jw_u64(w, u);
+	} else {
+		jw_double(w, v, json_decimals(fd->fmt));
+	}
+}
+
+static void json_emit(struct json_writer *w, const struct json_tree *t, int node)
+{
+	int k;
+
+	for (k = t->n[node].child; k >= 0; k = t->n[k].next) {
+		jw_key(w, t->n[k].key);
+		if (t->n[k].null) {
+			jw_null(w);
+		} else if (t->n[k].fd) {
+			json_value(w, &t->r, t->n[k].fd, t->n[k].i);
+		} else {
+			jw_start_object(w);
+			json_emit(w, t, k);
+			jw_end_object(w);
+		}
+	}
+}
+
+/* The figures of one output (OUT_JSON: a row's, OUT_SYSTEM: the system's) as keys of w's object. */
+static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
+			    const struct figures *f, unsigned int out)
+{
+	static struct json_tree tree; /* a row's keys; the renderers run one at a time */
+	struct json_tree *t = &tree;
+	const struct figure *fds;
+	size_t nr, k;
+	int i, n;
+
+	row_init(&t->r, NULL, snap, f, false);
+	if (out == OUT_SYSTEM)
+		metrics__system(snap, &t->r.m);
+	memset(&t->n[0], 0, sizeof(t->n[0]));
+	t->n[0].child = t->n[0].last = t->n[0].next = -1;
+	t->nr = 1;
+	fds = catalog__figures(&nr);
+	for (k = 0; k < nr; k++) {
+		if (!(fds[k].outputs & out) || !figure__present(&fds[k], snap))
+			continue;
+		json_add(t, &fds[k], -1);
+		n = figure__instances(&fds[k], snap);
+		for (i = 0; i < n; i++)
+			if (figure__applies(&fds[k], snap, i))
+				json_add(t, &fds[k], i);
+	}
+	json_emit(w, t, 0);
+}
+
+/* Every figure of a process, cgroup or command, with the same names in all. */
 static void json_figures(struct json_writer *w, const struct snapshot *snap,
 			 const struct figures *f)
 {
-	struct row_metrics m;
-
-	metrics__figures(snap, f, &m);
-	jw_key(w, "cpu_pct");
-	jw_double(w, m.cpu_pct, 2);
-	jw_key(w, "oncpu_ns");
-	jw_u64(w, f->n[PMBPF_N_ONCPU_NS]);
-	jw_key(w, "voluntary_switches");
-	jw_u64(w, f->n[PMBPF_N_NVCSW]);
-	jw_key(w, "involuntary_switches");
-	jw_u64(w, f->n[PMBPF_N_NIVCSW]);
-	json_runq(w, f, &m);
-	json_events(w, snap, f->ev, &m);
+	json_figures_of(w, snap, f, OUT_JSON);
 }
 
 static void json_common(struct json_writer *w, const struct snapshot *snap, const char *type)
@@ -465,9 +510,10 @@ static void json_common(struct json_writer *w, const struct snapshot *snap, cons
 
 static void json(struct output *o, const struct snapshot *snap)
 {
+	const struct self_figure *self;
 	struct json_writer w;
-	struct row_metrics m;
-	size_t r;
+	struct figures sys;
+	size_t r, nr_self;
 
 	jw_init(&w, o->f);
 	for (r = 0; o->procs && r < snap->nr_rows; r++) {
@@ -538,7 +584,8 @@ static void json(struct output *o, const struct snapshot *snap)
 		fputc('\n', o->f);
 	}
 
-	metrics__system(snap, &m);
+	memset(&sys, 0, sizeof(sys));
+	memcpy(sys.ev, snap->system, sizeof(sys.ev));
 	jw_start_object(&w);
 	json_common(&w, snap, "system");
 	jw_key(&w, "cpus");
@@ -547,31 +594,21 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->nr_rows);
 	jw_key(&w, "cgroups");
 	jw_u64(&w, snap->nr_cgroups);
-	json_events(&w, snap, snap->system, &m);
+	json_figures_of(&w, snap, &sys, OUT_SYSTEM);
 	jw_key(&w, "attach");
 	jw_string(&w, snap->attach);
-	jw_key(&w, "map_entries");
-	jw_u64(&w, snap->map_entries);
-	jw_key(&w, "map_capacity");
-	jw_u64(&w, snap->map_capacity);
-	jw_key(&w, "overflow_credits");
-	jw_u64(&w, snap->stats[PMBPF_STAT_OVERFLOW]);
-	jw_key(&w, "exit_records");
-	jw_u64(&w, snap->stats[PMBPF_STAT_EXITS]);
-	jw_key(&w, "exit_records_lost");
-	jw_u64(&w, snap->stats[PMBPF_STAT_EXITS_LOST]);
-	jw_key(&w, "read_errors");
-	jw_u64(&w, snap->stats[PMBPF_STAT_READ_ERRORS]);
-	jw_key(&w, "wakeups");
-	jw_u64(&w, snap->stats[PMBPF_STAT_WAKEUPS]);
-	jw_key(&w, "waits_unmatched");
-	jw_u64(&w, snap->stats[PMBPF_STAT_WAIT_UNMATCHED]);
-	jw_key(&w, "spans_unmatched");
-	jw_u64(&w, snap->stats[PMBPF_STAT_SPAN_UNMATCHED]);
-	jw_key(&w, "vanished");
-	jw_u64(&w, snap->vanished);
-	jw_key(&w, "poll_ms");
-	jw_double(&w, snap->poll_ns / 1e6, 3);
+	self = catalog__self(&nr_self);
+	for (r = 0; r < nr_self; r++) {
+		double v = self_figure__value(&self[r], snap);
+
+		if (!(self[r].outputs & OUT_JSON))
+			continue;
+		jw_key(&w, self[r].name);
+		if (self[r].json_ms)
+			jw_double(&w, v / 1e6, 3);
+		else
+			jw_u64(&w, (__u64)v);
+	}
 	jw_key(&w, "programs");
 	jw_start_object(&w);
 	for (r = 0; r < (size_t)snap->nr_progs; r++) {
@@ -611,53 +648,37 @@ static void csv_field_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void csv_double(FILE *f, double v, int decimals)
+static void csv_cell(const struct figure *fd, int i, void *arg)
 {
-	if (isfinite(v))
-		fprintf(f, ",%.*f", decimals, v);
+	struct row *r = arg;
+	char name[128], *p;
+	double v;
+	__u64 u;
+
+	if (r->header) {
+		figure__name(fd, fd->csv ? fd->csv : fd->name, r->snap, i, name, sizeof(name));
+		/* a nested JSON name is flat here: runq.p99_ns -> runq_p99_ns */
+		for (p = name; !fd->csv && (p = strchr(p, '.'));)
+			*p = '_';
+		fprintf(r->o->f, ",%s", name);
+		return;
+	}
+	v = figure__value(fd, r->f, &r->m, i);
+	if (figure__integer(fd, r->f, i, &u))
+		fprintf(r->o->f, ",%llu", (unsigned long long)u);
+	else if (isfinite(v))
+		fprintf(r->o->f, ",%.*f", json_decimals(fd->fmt), v);
 	else
-		fputc(',', f);
+		fputc(',', r->o->f);
 }
 
-static void csv_figure_header(struct output *o, const struct snapshot *snap)
-{
-	int i;
-
-	fprintf(o->f, ",cpu_pct,oncpu_ns,voluntary_switches,involuntary_switches,offcpu_ns,"
-		      "runq_count,runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns");
-	for (i = 0; i < snap->nr_events; i++)
-		fprintf(o->f, ",%s,%s_coverage", snap->events[i].spec.name,
-			snap->events[i].spec.name);
-	fprintf(o->f, ",ipc");
-	for (i = 0; i < snap->nr_events; i++)
-		if (snap->events[i].spec.kind & EVENT_MISS)
-			fprintf(o->f, ",%s_mpki", snap->events[i].spec.name);
-	fputc('\n', o->f);
-}
-
+/* The figure columns of CSV (f NULL: the header's), then the end of the line. */
 static void csv_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
 {
-	struct row_metrics m;
-	int i;
+	struct row r;
 
-	metrics__figures(snap, f, &m);
-	csv_double(o->f, m.cpu_pct, 2);
-	fprintf(o->f, ",%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->n[PMBPF_N_ONCPU_NS],
-		(unsigned long long)f->n[PMBPF_N_NVCSW], (unsigned long long)f->n[PMBPF_N_NIVCSW],
-		(unsigned long long)f->n[PMBPF_N_OFFCPU_NS],
-		(unsigned long long)f->n[PMBPF_N_RUNQ_COUNT]);
-	csv_double(o->f, m.runq_avg_ns, 0);
-	csv_double(o->f, m.runq_p50_ns, 0);
-	csv_double(o->f, m.runq_p99_ns, 0);
-	csv_double(o->f, m.runq_max_ns, 0);
-	for (i = 0; i < snap->nr_events; i++) {
-		csv_double(o->f, m.count[i], 0);
-		csv_double(o->f, m.coverage[i], 4);
-	}
-	csv_double(o->f, m.ipc, 4);
-	for (i = 0; i < snap->nr_events; i++)
-		if (snap->events[i].spec.kind & EVENT_MISS)
-			csv_double(o->f, m.mpki[i], 4);
+	row_init(&r, o, snap, f, !f);
+	catalog__each(snap, OUT_CSV, csv_cell, &r);
 	fputc('\n', o->f);
 }
 
@@ -674,7 +695,7 @@ static void csv(struct output *o, const struct snapshot *snap)
 			fprintf(o->f,
 				"time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
 				"qos,processes");
-		csv_figure_header(o, snap);
+		csv_figures(o, snap, NULL);
 		o->header_done = true;
 	}
 	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
@@ -703,12 +724,85 @@ static void csv(struct output *o, const struct snapshot *snap)
 	}
 }
 
+/*
+ * pmbpf stat's notes: on an event's row its coverage and MPKI, on the
+ * on-CPU time's the CPUs utilized, on IPC's whether it is of one group, on
+ * the run-queue p99's the waits and the longest.
+ */
+static void stat_note(char *buf, size_t len, const struct row *r, const struct figure *fd, int i)
+{
+	const struct row_metrics *m = &r->m;
+	int n = 0;
+
+	buf[0] = '\0';
+	if (figure__reading(fd) && r->snap->events[i].state != EVENT_COUNTING) {
+		snprintf(buf, len, " # %s", event_state__str(r->snap->events[i].state));
+	} else if (fd->src == SRC_EVENT) {
+		if (m->coverage[i] < 1.0)
+			n = snprintf(buf, len, " (%.1f%% counted)", m->coverage[i] * 100);
+		if (isfinite(m->mpki[i]))
+			snprintf(buf + n, len - n, " # %.2f per 1000 instructions", m->mpki[i]);
+	} else if (fd->src == SRC_COUNT && fd->index == PMBPF_N_ONCPU_NS) {
+		snprintf(buf, len, " # %.3f CPUs utilized", m->cpu_pct / 100);
+	} else if (fd->src == SRC_DERIVED && fd->index == DER_IPC) {
+		snprintf(buf, len, " # %s",
+			 !isfinite(m->ipc) ? "needs cycles and instructions" :
+			 m->ipc_grouped	   ? "one group" :
+					     "cycles and instructions not in one group");
+	} else if (fd->src == SRC_DERIVED && fd->index == DER_RUNQ_P99_NS &&
+		   r->f->n[PMBPF_N_RUNQ_COUNT]) {
+		snprintf(buf, len, " (%llu waits, max %.1f us)",
+			 (unsigned long long)r->f->n[PMBPF_N_RUNQ_COUNT], m->runq_max_ns / 1e3);
+	}
+}
+
+/*
+ * A row of pmbpf stat's text for each OUT_STAT figure with a label (the
+ * others are notes): times that add up in ms, latencies in us. A gauge
+ * without a value and without a note to say why is left out.
+ */
+static void stat_row(const struct figure *fd, int i, void *arg)
+{
+	const struct row *r = arg;
+	double v = figure__value(fd, r->f, &r->m, i);
+	char label[128], note[160], buf[64];
+	const char *unit = "";
+
+	if (!fd->label)
+		return;
+	figure__name(fd, fd->label, r->snap, i, label, sizeof(label));
+	stat_note(note, sizeof(note), r, fd, i);
+	if (fd->src == SRC_METRIC && !r->snap->metrics->m[i / METRIC_MAX_VALUES].def) {
+		if (i % METRIC_MAX_VALUES)
+			return;
+		snprintf(label, sizeof(label), "%s",
+			 r->snap->metrics->m[i / METRIC_MAX_VALUES].name);
+		snprintf(note, sizeof(note), " # not supported");
+		v = NAN;
+	}
+	if (!isfinite(v) && !note[0] && fd->kind == FIG_GAUGE)
+		return;
+	if (isfinite(v) && figure__ns(fd, r->snap, i))
+		unit = fd->kind == FIG_COUNTER ? "ms" : "us";
+	if (!isfinite(v))
+		snprintf(buf, sizeof(buf), "-");
+	else if (unit[0])
+		snprintf(buf, sizeof(buf), "%.*f", unit[0] == 'm' ? 3 : 1,
+			 v / (unit[0] == 'm' ? 1e6 : 1e3));
+	else
+		snprintf(buf, sizeof(buf), "%.*f",
+			 fd->fmt == FMT_RATIO ? 3 : json_decimals(fd->fmt), v);
+	if (note[0])
+		fprintf(r->o->f, "%18s %-2s   %-17s%s\n", buf, unit, label, note);
+	else
+		fprintf(r->o->f, "%18s %-2s   %s\n", buf, unit, label);
+}
+
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
 		    char *const *argv, int exit_code, unsigned int nr_procs)
 {
-	struct row_metrics m;
 	struct json_writer w;
-	char buf[64];
+	struct row r;
 	int i;
 
 	errno = 0;
@@ -733,60 +827,12 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		fputc('\n', o->f);
 		return stream__error(o->f);
 	}
-	metrics__figures(snap, f, &m);
 	fprintf(o->f, "\n Counts for '");
 	for (i = 0; argv[i]; i++)
 		fprintf(o->f, "%s%s", i ? " " : "", argv[i]);
 	fprintf(o->f, "' and its children (%u processes):\n\n", nr_procs);
-	fprintf(o->f, "%18.3f ms   on-CPU time       # %.3f CPUs utilized\n",
-		f->n[PMBPF_N_ONCPU_NS] / 1e6, m.cpu_pct / 100);
-	for (i = 0; i < snap->nr_events; i++) {
-		const struct event_info *ev = &snap->events[i];
-
-		if (ev->state != EVENT_COUNTING) {
-			fprintf(o->f, "%18s      %-17s # %s\n", "-", ev->spec.name,
-				event_state__str(ev->state));
-			continue;
-		}
-		if (ev->spec.kind & EVENT_TIME)
-			snprintf(buf, sizeof(buf), "%.3f ms", m.count[i] / 1e6);
-		else
-			snprintf(buf, sizeof(buf), "%.0f   ", m.count[i]);
-		fprintf(o->f, "%21s   %-17s", buf, ev->spec.name);
-		if (m.coverage[i] < 1.0)
-			fprintf(o->f, " (%.1f%% counted)", m.coverage[i] * 100);
-		if (isfinite(m.mpki[i]))
-			fprintf(o->f, " # %.2f per 1000 instructions", m.mpki[i]);
-		fputc('\n', o->f);
-	}
-	if (isfinite(m.ipc))
-		fprintf(o->f, "%18.3f      IPC%s\n", m.ipc,
-			m.ipc_grouped ?
-				"               # one group" :
-				"               # cycles and instructions not in one group");
-	else
-		fprintf(o->f, "%18s      IPC               # needs cycles and instructions\n", "-");
-	for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
-		const struct metric_use *mu = &snap->metrics->m[i];
-		const char *const *names = metric_use__values(mu);
-		int v;
-
-		if (!mu->def) {
-			fprintf(o->f, "%18s      %-17s # not supported\n", "-", mu->name);
-			continue;
-		}
-		for (v = 0; v < METRIC_MAX_VALUES && names[v]; v++)
-			if (isfinite(m.metric[i][v]))
-				fprintf(o->f, "%18.4f      %s %s\n", m.metric[i][v], mu->name,
-					names[v]);
-	}
-	fprintf(o->f, "%18llu      voluntary switches\n", (unsigned long long)f->n[PMBPF_N_NVCSW]);
-	fprintf(o->f, "%18llu      involuntary switches\n",
-		(unsigned long long)f->n[PMBPF_N_NIVCSW]);
-	if (f->n[PMBPF_N_RUNQ_COUNT])
-		fprintf(o->f, "%18.1f us   run-queue latency p99 (%llu waits, max %.1f us)\n",
-			m.runq_p99_ns / 1e3, (unsigned long long)f->n[PMBPF_N_RUNQ_COUNT],
-			m.runq_max_ns / 1e3);
+	row_init(&r, o, snap, f, false);
+	catalog__each(snap, OUT_STAT, stat_row, &r);
 	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
 		exit_code);
 	return stream__error(o->f);

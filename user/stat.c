@@ -27,6 +27,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <linux/sched.h>
+#include "catalog.h"
 #include "cgroup.h"
 #include "commands.h"
 #include "compare.h"
@@ -447,47 +448,44 @@ struct metric_val {
 	double v;
 };
 
+struct run_figures {
+	struct metric_val *mv;
+	int n;
+	const struct snapshot *snap;
+	const struct figures *f;
+	struct row_metrics m;
+};
+
+static void run_figure(const struct figure *fd, int i, void *arg)
+{
+	struct run_figures *r = arg;
+	struct metric_val *mv = &r->mv[r->n];
+
+	if (!fd->stat || !figure__asked(fd, r->snap, i) || r->n == SERIES_MAX_METRICS)
+		return;
+	figure__name(fd, fd->stat, r->snap, i, mv->name, sizeof(mv->name));
+	mv->time = figure__ns(fd, r->snap, i);
+	mv->v = figure__value(fd, r->f, &r->m, i);
+	r->n++;
+}
+
 /*
- * The figures of a run that are compared: wall and on-CPU time, every event,
- * IPC and misses per 1000 instructions where their events were asked for,
- * and the switches. NaN where an event does not count.
+ * The figures of a run that are compared: its wall time (the command's
+ * own), then every pmbpf stat figure with a stat name (catalog.c) whose
+ * events were asked for. NaN where an event does not count.
  */
 static int run_metrics(const struct stat_ctx *ctx, const struct run *run, struct metric_val *mv)
 {
 	struct snapshot snap = {};
-	struct row_metrics m;
-	int i, n = 0, cyc = -1, ins = -1;
+	struct run_figures r = { .mv = mv, .n = 1, .snap = &snap, .f = &run->f };
 
 	snap.events = session__events(ctx->s, &snap.nr_events);
+	snap.metrics = ctx->snap.metrics;
 	snap.interval_ns = run->wall_ns;
-	metrics__figures(&snap, &run->f, &m);
-	mv[n++] = (struct metric_val){ "wall-time", true, (double)run->wall_ns };
-	mv[n++] = (struct metric_val){ "cpu-time", true, (double)run->f.n[PMBPF_N_ONCPU_NS] };
-	for (i = 0; i < snap.nr_events; i++) {
-		const struct event_spec *e = &snap.events[i].spec;
-
-		snprintf(mv[n].name, sizeof(mv[n].name), "%s", e->name);
-		mv[n].time = e->kind & EVENT_TIME;
-		mv[n++].v = m.count[i];
-		if (e->kind & EVENT_CYCLES && cyc < 0)
-			cyc = i;
-		if (e->kind & EVENT_INSTRUCTIONS && ins < 0)
-			ins = i;
-	}
-	if (cyc >= 0 && ins >= 0)
-		mv[n++] = (struct metric_val){ "ipc", false, m.ipc };
-	for (i = 0; ins >= 0 && i < snap.nr_events; i++) {
-		if (!(snap.events[i].spec.kind & EVENT_MISS))
-			continue;
-		snprintf(mv[n].name, sizeof(mv[n].name), "%s-mpki", snap.events[i].spec.name);
-		mv[n].time = false;
-		mv[n++].v = m.mpki[i];
-	}
-	mv[n++] =
-		(struct metric_val){ "voluntary-switches", false, (double)run->f.n[PMBPF_N_NVCSW] };
-	mv[n++] = (struct metric_val){ "involuntary-switches", false,
-				       (double)run->f.n[PMBPF_N_NIVCSW] };
-	return n;
+	metrics__figures(&snap, &run->f, &r.m);
+	mv[0] = (struct metric_val){ "wall-time", true, (double)run->wall_ns };
+	catalog__each(&snap, OUT_STAT, run_figure, &r);
+	return r.n;
 }
 
 static char *join_argv(char **argv)

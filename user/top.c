@@ -952,7 +952,7 @@ static bool key_normal(struct top *t, int ch)
 		t->menu_sel = top_view__sort_col(&t->v);
 		break;
 	case 'P':
-		t->v.sort[t->v.by_cgroup] = (struct top_sort){ .kind = TOP_CPU, .ev = -1 };
+		top_view__sort_cpu(&t->v);
 		rebuild(t, true);
 		break;
 	case 'r':

@@ -5,14 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "catalog.h"
 #include "output.h"
 #include "top_view.h"
+
+static struct top_sort cpu_sort(void)
+{
+	return (struct top_sort){ .kind = TOP_FIGURE, .fd = catalog__derived(DER_CPU_PCT) };
+}
 
 void top_view__init(struct top_view *v)
 {
 	memset(v, 0, sizeof(*v));
-	v->sort[0].kind = TOP_CPU;
-	v->sort[1].kind = TOP_CPU;
+	v->sort[0] = v->sort[1] = cpu_sort();
+}
+
+void top_view__sort_cpu(struct top_view *v)
+{
+	v->sort[v->by_cgroup] = cpu_sort();
 }
 
 void top_view__free(struct top_view *v)
@@ -32,7 +42,6 @@ static struct top_col *col_add(struct top_view *v, enum top_col_kind kind, const
 
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;
-	c->ev = -1;
 	snprintf(c->title, sizeof(c->title), "%s", title);
 	c->width = width > n ? width : n;
 	c->prio = prio;
@@ -41,51 +50,46 @@ static struct top_col *col_add(struct top_view *v, enum top_col_kind kind, const
 	return c;
 }
 
-static bool counting(const struct snapshot *snap, int i)
-{
-	return i >= 0 && i < snap->nr_events && snap->events[i].state == EVENT_COUNTING;
-}
+struct columns {
+	struct top_view *v;
+	const struct snapshot *snap;
+};
 
 /*
- * Columns that can only show '-' (events this host cannot count) are the
- * first to go on a narrow terminal; then raw miss counts, whose MPKI says
- * more; then the scheduler figures.
+ * A column per OUT_TOP figure, ranked by its top_prio. Columns that can
+ * only show '-' (events this host cannot count) are the first to go on a
+ * narrow terminal; among event rates, raw miss counts (whose MPKI says
+ * more) and then cycles and instructions (whose IPC does) go before the
+ * others.
  */
+static void figure_column(const struct figure *fd, int i, void *arg)
+{
+	struct columns *cs = arg;
+	int prio = fd->top_prio;
+	char title[64];
+	struct top_col *c;
+
+	if (cs->v->nr_cols == TOP_MAX_COLS)
+		return;
+	if (fd->src == SRC_EVENT && (cs->snap->events[i].spec.kind & EVENT_MISS))
+		prio = 35;
+	else if (fd->src == SRC_EVENT &&
+		 (cs->snap->events[i].spec.kind & (EVENT_CYCLES | EVENT_INSTRUCTIONS)))
+		prio = 60;
+	if (!figure__counting(fd, cs->snap, i))
+		prio /= 10;
+	figure__name(fd, fd->top_title ? fd->top_title : fd->title, cs->snap, i, title,
+		     sizeof(title));
+	c = col_add(cs->v, TOP_FIGURE, title, fd->width, prio);
+	c->fd = fd;
+	c->inst = i;
+}
+
 static void figure_columns(struct top_view *v, const struct snapshot *snap)
 {
-	int cyc = events__find_kind(snap->events, snap->nr_events, EVENT_CYCLES);
-	int ins = events__find_kind(snap->events, snap->nr_events, EVENT_INSTRUCTIONS);
-	char title[48];
-	struct top_col *c;
-	int i;
+	struct columns cs = { v, snap };
 
-	col_add(v, TOP_CPU, "CPU%", 6, 95);
-	col_add(v, TOP_IPC, "IPC", 5, cyc >= 0 && ins >= 0 ? 85 : 8);
-	for (i = 0; i < snap->nr_events; i++) {
-		__u32 kind = snap->events[i].spec.kind;
-		int prio = 65;
-
-		if (!counting(snap, i))
-			prio = 5;
-		else if (kind & EVENT_MISS)
-			prio = 35;
-		else if (kind & (EVENT_CYCLES | EVENT_INSTRUCTIONS))
-			prio = 60;
-		snprintf(title, sizeof(title), "%.32s/s", snap->events[i].spec.name);
-		c = col_add(v, TOP_RATE, title, 8, prio);
-		c->ev = i;
-	}
-	for (i = 0; i < snap->nr_events; i++) {
-		const char *name = snap->events[i].spec.name;
-
-		if (!(snap->events[i].spec.kind & EVENT_MISS))
-			continue;
-		snprintf(title, sizeof(title), "%.*s-MPKI", (int)strcspn(name, "-"), name);
-		c = col_add(v, TOP_MPKI, title, 9, counting(snap, i) && ins >= 0 ? 75 : 6);
-		c->ev = i;
-	}
-	col_add(v, TOP_SWITCHES, "CSW/s", 6, 50);
-	col_add(v, TOP_RUNQ_P99, "RUNQ-p99", 8, 45);
+	catalog__each(snap, OUT_TOP, figure_column, &cs);
 }
 
 void top_view__columns(struct top_view *v, const struct snapshot *snap)
@@ -117,7 +121,9 @@ int top_view__sort_col(const struct top_view *v)
 	int i;
 
 	for (i = 0; i < v->nr_cols; i++)
-		if (v->cols[i].kind == s->kind && (v->cols[i].ev == s->ev || v->cols[i].ev < 0))
+		if (v->cols[i].kind == s->kind &&
+		    (s->kind != TOP_FIGURE ||
+		     (v->cols[i].fd == s->fd && v->cols[i].inst == s->inst)))
 			return i;
 	return 0;
 }
@@ -129,7 +135,8 @@ void top_view__set_sort(struct top_view *v, int col)
 	if (col < 0 || col >= v->nr_cols)
 		return;
 	s->kind = v->cols[col].kind;
-	s->ev = v->cols[col].ev;
+	s->fd = v->cols[col].fd;
+	s->inst = v->cols[col].inst;
 	s->reverse = false;
 }
 
@@ -226,8 +233,14 @@ static struct top_item *item_add(struct top_view *v)
 static void item_figures(struct top_item *it, const struct snapshot *snap)
 {
 	metrics__figures(snap, it->f, &it->m);
-	it->switches_s = ratio((double)(it->f->n[PMBPF_N_NVCSW] + it->f->n[PMBPF_N_NIVCSW]) * 1e9,
-			       (double)snap->interval_ns);
+}
+
+double top_view__value(const struct snapshot *snap, const struct top_item *it,
+		       const struct figure *fd, int inst)
+{
+	double v = figure__value(fd, it->f, &it->m, inst);
+
+	return fd->kind == FIG_COUNTER ? ratio(v * 1e9, (double)snap->interval_ns) : v;
 }
 
 int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn user, void *ctx)
@@ -295,7 +308,6 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 	for (i = 0; i < v->nr_items; i++) {
 		struct top_item *it = &v->items[i];
 		const struct top_sort *s = &v->sort[v->by_cgroup];
-		double interval_s = snap->interval_ns / 1e9;
 
 		it->key = NAN;
 		it->skey = "";
@@ -306,23 +318,8 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 		case TOP_PROCS:
 			it->key = it->cg->nr_procs_total;
 			break;
-		case TOP_CPU:
-			it->key = it->m.cpu_pct;
-			break;
-		case TOP_IPC:
-			it->key = it->m.ipc;
-			break;
-		case TOP_RATE:
-			it->key = ratio(it->m.count[s->ev], interval_s);
-			break;
-		case TOP_MPKI:
-			it->key = it->m.mpki[s->ev];
-			break;
-		case TOP_SWITCHES:
-			it->key = it->switches_s;
-			break;
-		case TOP_RUNQ_P99:
-			it->key = it->m.runq_p99_ns;
+		case TOP_FIGURE:
+			it->key = top_view__value(snap, it, s->fd, s->inst);
 			break;
 		case TOP_USER:
 			it->skey = it->user ? it->user : "";
@@ -421,19 +418,32 @@ int top_view__layout(const struct top_view *v, int width, bool *shown)
 	return v->cols[flex].width + (width > total ? width - total : 0);
 }
 
-static void fmt_fixed(char *buf, size_t len, double v, int decimals)
+/* top's text of a figure: rates of clock events and times as 850us, 12ms, 1.20s; counts humanized. */
+static void figure_cell(const struct snapshot *snap, const struct top_item *it,
+			const struct top_col *c, char *buf, size_t len)
 {
-	if (isfinite(v))
-		snprintf(buf, len, "%.*f", decimals, v);
-	else
+	double x = top_view__value(snap, it, c->fd, c->inst);
+
+	if (!isfinite(x))
 		snprintf(buf, len, "-");
+	else if (figure__ns(c->fd, snap, c->inst))
+		top_view__fmt_ns(buf, len, x);
+	else if (c->fd->fmt == FMT_COUNT)
+		fmt_count(buf, len, x);
+	else if (c->fd->fmt == FMT_SHARE)
+		snprintf(buf, len, "%.1f", x * 100);
+	else
+		snprintf(buf, len, "%.*f",
+			 c->fd->fmt == FMT_PCT	 ? 1 :
+			 c->fd->fmt == FMT_RATIO ? 2 :
+						   4,
+			 x);
 }
 
 void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		    const struct top_item *it, const struct top_col *c, char *buf, size_t len)
 {
 	const struct proc_row *p = it->proc;
-	double interval_s = snap->interval_ns / 1e9, x;
 	char label[64];
 	const char *s;
 
@@ -450,29 +460,8 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 	case TOP_PROCS:
 		snprintf(buf, len, "%u", it->cg->nr_procs_total);
 		break;
-	case TOP_CPU:
-		fmt_fixed(buf, len, it->m.cpu_pct, 1);
-		break;
-	case TOP_IPC:
-		fmt_fixed(buf, len, it->m.ipc, 2);
-		break;
-	case TOP_RATE:
-		x = ratio(it->m.count[c->ev], interval_s);
-		if (!counting(snap, c->ev) || !isfinite(x))
-			snprintf(buf, len, "-");
-		else if (snap->events[c->ev].spec.kind & EVENT_TIME)
-			top_view__fmt_ns(buf, len, x);
-		else
-			fmt_count(buf, len, x);
-		break;
-	case TOP_MPKI:
-		fmt_fixed(buf, len, it->m.mpki[c->ev], 2);
-		break;
-	case TOP_SWITCHES:
-		fmt_count(buf, len, it->switches_s);
-		break;
-	case TOP_RUNQ_P99:
-		top_view__fmt_ns(buf, len, it->m.runq_p99_ns);
+	case TOP_FIGURE:
+		figure_cell(snap, it, c, buf, len);
 		break;
 	case TOP_COMMAND:
 		snprintf(buf, len, "%s%s", p->comm, p->exited ? "*" : "");

@@ -16,23 +16,21 @@ enum top_col_kind {
 	TOP_PID,
 	TOP_USER,
 	TOP_PROCS,
-	TOP_CPU,
-	TOP_IPC,
-	TOP_RATE, /* an event per second */
-	TOP_MPKI, /* a miss event per 1000 instructions */
-	TOP_SWITCHES, /* voluntary + involuntary switches per second */
-	TOP_RUNQ_P99,
+	TOP_FIGURE, /* a figure of the catalog (OUT_TOP): fd's instance inst */
 	TOP_COMMAND,
 	TOP_CONTAINER,
 	TOP_CGROUP,
 };
 
-#define TOP_MAX_COLS (12 + 2 * PMBPF_MAX_EVENTS)
+#define TOP_MAX_COLS (8 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
+
+struct figure;
 
 struct top_col {
 	enum top_col_kind kind;
-	int ev; /* event index for TOP_RATE and TOP_MPKI */
-	char title[40];
+	const struct figure *fd; /* TOP_FIGURE */
+	int inst; /* its event (or metric value) */
+	char title[64];
 	int width; /* the flex column's minimum */
 	int prio; /* narrow terminals drop the lowest first */
 	bool text; /* left-aligned, sorted as a string */
@@ -46,14 +44,14 @@ struct top_item {
 	const struct figures *f;
 	const char *user;
 	struct row_metrics m;
-	double switches_s;
 	double key; /* sort key of numeric columns */
 	const char *skey; /* sort key of text columns */
 };
 
 struct top_sort {
 	enum top_col_kind kind;
-	int ev;
+	const struct figure *fd; /* TOP_FIGURE */
+	int inst;
 	bool reverse;
 };
 
@@ -85,11 +83,16 @@ void top_view__sort(struct top_view *v);
 /* Index in cols of the sort column (the first column if it is not shown). */
 int top_view__sort_col(const struct top_view *v);
 void top_view__set_sort(struct top_view *v, int col);
+/* Sort the current view by CPU%, high first (the default). */
+void top_view__sort_cpu(struct top_view *v);
 /*
  * Which columns fit in width: shown[i] is set for the columns kept, the
  * least important dropped first; returns the flex column's width.
  */
 int top_view__layout(const struct top_view *v, int width, bool *shown);
+/* A figure column's value for a row: counters per second, NaN where not available. */
+double top_view__value(const struct snapshot *snap, const struct top_item *it,
+		       const struct figure *fd, int inst);
 /* The text of one cell, "-" where a figure is not available. */
 void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		    const struct top_item *it, const struct top_col *c, char *buf, size_t len);

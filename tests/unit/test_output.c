@@ -195,8 +195,10 @@ static void test_json(void)
 	CHECK_SUBSTR(lines[0], "\"pid\":100,\"comm\":\"worker\",\"cgroup_id\":7,"
 			       "\"cgroup\":\"/system.slice/averyveryverylong.slice/x.service\","
 			       "\"exited\":false,"
-			       "\"overflow\":false,\"cpu_pct\":25.00,\"oncpu_ns\":250000000,"
-			       "\"voluntary_switches\":5,\"involuntary_switches\":6");
+			       "\"overflow\":false,\"cpu_pct\":25.00,\"oncpu_ns\":250000000,");
+	CHECK_SUBSTR(lines[0],
+		     "\"voluntary_switches\":5,\"involuntary_switches\":6,\"offcpu_ns\":0,"
+		     "\"runq\":{\"count\":0,\"total_ns\":0,\"avg_ns\":null,");
 	CHECK_SUBSTR(lines[0], "\"cycles\":{\"count\":2000000,\"raw\":2000000,\"enabled_ns\":1000,"
 			       "\"running_ns\":1000,\"coverage\":1.0000}");
 	CHECK_SUBSTR(lines[0], "\"dTLB-load-misses\":{\"count\":600,\"raw\":300,"
@@ -345,14 +347,14 @@ static void test_csv(void)
 	if (n < 1)
 		goto out;
 	nf = csv_split(lines[0], header, MAX_FIELDS);
-	CHECK_EQ_INT(nf, 17 + 2 * 4 + 1 + 2);
-	CHECK_STR(lines[0],
-		  "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
-		  "voluntary_switches,involuntary_switches,offcpu_ns,runq_count,"
-		  "runq_avg_ns,runq_p50_ns,runq_p99_ns,runq_max_ns,cycles,cycles_coverage,"
-		  "instructions,instructions_coverage,LLC-load-misses,"
-		  "LLC-load-misses_coverage,dTLB-load-misses,dTLB-load-misses_coverage,"
-		  "ipc,LLC-load-misses_mpki,dTLB-load-misses_mpki");
+	CHECK_EQ_INT(nf, 18 + 2 * 4 + 1 + 2);
+	CHECK_STR(lines[0], "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
+			    "cycles,instructions,LLC-load-misses,dTLB-load-misses,cycles_coverage,"
+			    "instructions_coverage,LLC-load-misses_coverage,"
+			    "dTLB-load-misses_coverage,ipc,LLC-load-misses_mpki,"
+			    "dTLB-load-misses_mpki,voluntary_switches,involuntary_switches,"
+			    "offcpu_ns,runq_count,runq_total_ns,runq_avg_ns,runq_p50_ns,"
+			    "runq_p99_ns,runq_max_ns");
 	for (i = 1; i < n; i++)
 		if (!CHECK_EQ_INT(csv_split(lines[i], f, MAX_FIELDS), nf))
 			fprintf(stderr, "  line %d: %s\n", i, lines[i]);

@@ -232,6 +232,46 @@ static void test_cgroups(void)
 	top_view__free(&v);
 }
 
+/*
+ * -M metrics (issue 13): a column per value, after MPKI; a metric this host
+ * does not support can only show '-' and is among the first to go.
+ * task-clock and page-faults stand in for the group of -M ipc.
+ */
+static void test_metric_columns(void)
+{
+	const struct metric_def *defs;
+	struct metric_sel sel = {};
+	bool shown[TOP_MAX_COLS];
+	struct top_view v;
+	int i, nr;
+
+	CHECK_EQ_INT(metrics__parse("ipc,topdown", &sel), 0);
+	defs = metrics__defs(&nr);
+	for (i = 0; i < nr; i++)
+		if (!strcmp(defs[i].metric, "ipc"))
+			sel.m[0].def = &defs[i];
+	sel.m[0].first = 2;
+	sel.m[0].nr_events = 2;
+	snap.metrics = &sel;
+	top_view__init(&v);
+	top_view__columns(&v, &snap);
+	CHECK(col(&v, "ipc") > col(&v, "LLC-MPKI") && col(&v, "ipc") < col(&v, "CSW/s"));
+	CHECK(col(&v, "retiring") > col(&v, "ipc") && col(&v, "backend_memory") > 0);
+	CHECK(v.cols[col(&v, "ipc")].prio > v.cols[col(&v, "retiring")].prio);
+	CHECK_EQ_INT(top_view__build(&v, &snap, user_fn, NULL), 0);
+	/* page-faults per task-clock ns: gamma 5000 / 1e8, beta 500 / 5e8, alpha 0 */
+	top_view__set_sort(&v, col(&v, "ipc"));
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	CHECK_EQ_U64(pid_at(&v, 1), 20);
+	CHECK_STR(cell(&v, 2, "ipc"), "0.0000");
+	CHECK_STR(cell(&v, 0, "retiring"), "-");
+	top_view__layout(&v, 100, shown);
+	CHECK(!shown[col(&v, "retiring")] && shown[col(&v, "CPU%")]);
+	top_view__free(&v);
+	snap.metrics = NULL;
+}
+
 static void test_layout(void)
 {
 	bool shown[TOP_MAX_COLS];
@@ -267,6 +307,7 @@ int main(void)
 	test_processes();
 	test_cgroups();
 	test_layout();
+	test_metric_columns();
 	snapshot__free(&snap);
 	return check_summary();
 }
