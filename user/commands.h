@@ -23,6 +23,7 @@ int cmd_list(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_cpi(int argc, char **argv);
+int cmd_fields(int argc, char **argv);
 /*
  * pmbpf-stat-* cgroups whose pmbpf is gone (killed). remove: rmdir those
  * that are empty. cb (if not NULL) gets each one and whether it still holds

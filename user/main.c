@@ -28,6 +28,7 @@ static const struct cmd {
 	  "stacks of a sampling event or off-CPU time: folded or SVG flame graph" },
 #endif
 	{ "list", cmd_list, "list event names" },
+	{ "fields", cmd_fields, "list the figures of every output: name, unit, kind, meaning" },
 	{ "version", cmd_version, "print the version" },
 	{ "help", cmd_help, "this help" },
 };

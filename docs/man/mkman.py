@@ -165,8 +165,8 @@ def markdown_roff(md):
             in_fence = not in_fence
         elif in_fence:
             out.append(esc(line) if line else "")
-        elif line.startswith("# "):
-            continue
+        elif line.startswith("# ") or re.fullmatch(r"<!--.*-->", line):
+            continue  # the title; the marks of generated blocks (docs/mkfields.py)
         elif line.startswith("## "):
             out.append('.SH "' + inline_md(line[3:]) + '"')
         elif line.startswith("### "):
