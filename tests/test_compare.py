@@ -198,6 +198,36 @@ def test_bad_input(aa_files, tmp_path):
     assert p.returncode == 2 and "give two files" in p.stderr
 
 
+def test_too_few_runs_for_a_verdict(aa_files, tmp_path):
+    """3 runs against 3: no rank test reaches 95% (each of the 20 splits of
+    the runs is 5%), so even 10% more page faults in every run gets no
+    verdict but the runs still needed; 4 against 4 finds it."""
+    doc = json.loads(aa_files[0].read_text())
+    for n, verdict, rc in ((3, "too few runs", 0), (4, "regression", 1)):
+        runs = doc["runs"][:n]
+        more = [json.loads(json.dumps(r)) for r in runs]
+        for r in more:
+            r["metrics"]["page-faults"] *= 1.1
+        base, new = tmp_path / f"base{n}.json", tmp_path / f"new{n}.json"
+        base.write_text(json.dumps(dict(doc, runs=runs, repeat=n)))
+        new.write_text(json.dumps(dict(doc, runs=more, repeat=n)))
+        p = compare(base, new, "-o", "json")
+        assert p.returncode == rc, (n, p.stdout, p.stderr)
+        r = rows(p)["page-faults"]
+        assert r["verdict"] == verdict and 9.9 < r["change_pct"] < 10.1, r
+        if n == 3:
+            assert r["ci_low_pct"] is None and r["ci_high_pct"] is None, r
+            assert not r["significant"] and r["runs_needed"] >= 4, r
+            # a matter of the numbers of runs: every metric alike
+            assert json.loads(p.stdout)["too_few_runs"] == len(rows(p)) > 1
+            k = len(rows(p))
+            p = compare(base, new)
+            assert p.returncode == 0
+            assert re.search(r"^page-faults .* \[-inf, \+inf\] +\+1%  too few runs: "
+                             r"\d+ more needed$", p.stdout, re.M), p.stdout
+            assert p.stdout.rstrip().endswith(f", 0 too noisy, {k} too few runs"), p.stdout
+
+
 def test_different_commands_and_events_compare_the_common_part(aa_files, tmp_path):
     other = tmp_path / "other.json"
     stat_file(other, WORK, "touch", PAGES + 10, runs=3, events="page-faults")

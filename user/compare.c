@@ -3,13 +3,15 @@
  * pmbpf compare BASE.json NEW.json: did a change make a benchmark slower?
  *
  * For every metric in both files: the change of the median in percent, a 95%
- * percentile-bootstrap confidence interval over the per-run values (fixed
- * seed: the same files give the same answer), and a verdict. Medians and the
- * median absolute deviation, so that one run disturbed by the machine does
- * not make a verdict on its own. A regression
- * needs both: the interval excludes 0 and the change passes the metric's
- * threshold. A metric too noisy for its threshold at this many runs gets no
- * verdict but the number of runs it would need.
+ * confidence interval of the shift from the exact Mann-Whitney test over the
+ * per-run values (stats__rank_change: no randomness, the same files give the
+ * same answer), and a verdict. Medians, ranks and the median absolute
+ * deviation, so that one run disturbed by the machine does not make a
+ * verdict on its own. A regression needs both: the interval excludes 0 and
+ * the change passes the metric's threshold. Too few runs for the test to
+ * reach 95% (fewer than 4 a side, unless the other has more), or a metric
+ * too noisy for its threshold at this many runs: no verdict, but the number
+ * of runs it would need.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -243,6 +245,8 @@ const char *verdict__str(enum verdict v)
 		return "improvement";
 	case VERDICT_NOISY:
 		return "too noisy";
+	case VERDICT_FEW:
+		return "too few runs";
 	default:
 		return "no significant change";
 	}
@@ -270,9 +274,15 @@ static void judge(struct compare_row *row)
 	const struct change *c = &row->change;
 	double t = row->threshold_pct;
 	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
+	int few = stats__rank_runs_needed(row->base.n, row->new.n, COMPARE_LEVEL);
 
 	row->runs_needed = stats__runs_needed(row->base.robust_rsd_pct, row->new.robust_rsd_pct, t);
-	if (row->runs_needed > have)
+	if (few > row->runs_needed)
+		row->runs_needed = few;
+	/* no split of 2 + 2 or 3 + 3 runs is rare enough for 95%, however far apart */
+	if (few > have)
+		row->verdict = VERDICT_FEW;
+	else if (row->runs_needed > have)
 		row->verdict = VERDICT_NOISY;
 	else if (!c->significant)
 		row->verdict = VERDICT_NONE;
@@ -322,9 +332,7 @@ int compare__series(const struct series *base, const struct series *new, const s
 		for (j = 0; j < nr_th; j++)
 			if (!strcmp(th[j].name, a->name))
 				row->threshold_pct = th[j].pct;
-		ret = stats__bootstrap_change(a->v, base->n, b->v, new->n, COMPARE_LEVEL,
-					      STATS_BOOTSTRAP_RESAMPLES, STATS_BOOTSTRAP_SEED,
-					      &row->change);
+		ret = stats__rank_change(a->v, base->n, b->v, new->n, COMPARE_LEVEL, &row->change);
 		if (ret == -EDOM) {
 			add_dropped(r, a->name, "0 in base");
 			continue;
@@ -385,19 +393,37 @@ static void fmt_verdict(char *buf, size_t len, const struct compare_row *row)
 
 	if (row->verdict == VERDICT_NOISY)
 		snprintf(buf, len, "too noisy: %d more runs needed", row->runs_needed - have);
+	else if (row->verdict == VERDICT_FEW)
+		snprintf(buf, len, "too few runs: %d more needed", row->runs_needed - have);
 	else
 		snprintf(buf, len, "%s", verdict__str(row->verdict));
+}
+
+/*
+ * The interval, "[lo, hi]" (table) or "lo … hi" (Markdown); with too few
+ * runs for the level it is unbounded: "-inf" and "+inf", no percent sign.
+ */
+static void fmt_ci(char *buf, size_t len, const struct change *c, bool md)
+{
+	char lo[24], hi[24];
+
+	snprintf(lo, sizeof(lo), isfinite(c->lo_pct) ? "%+.2f%%" : "%+.0f", c->lo_pct);
+	snprintf(hi, sizeof(hi), isfinite(c->hi_pct) ? "%+.2f%%" : "%+.0f", c->hi_pct);
+	snprintf(buf, len, md ? "%s … %s" : "[%s, %s]", lo, hi);
 }
 
 static void print_counts(FILE *f, const struct compare_result *r, bool md)
 {
 	const char *b = md ? "**" : "";
 
-	fprintf(f,
-		"%s%d regression%s%s, %d improvement%s, %d no significant change, %d too noisy\n",
+	fprintf(f, "%s%d regression%s%s, %d improvement%s, %d no significant change, %d too noisy",
 		b, r->counts[VERDICT_REGRESSION], r->counts[VERDICT_REGRESSION] == 1 ? "" : "s", b,
 		r->counts[VERDICT_IMPROVEMENT], r->counts[VERDICT_IMPROVEMENT] == 1 ? "" : "s",
 		r->counts[VERDICT_NONE], r->counts[VERDICT_NOISY]);
+	/* a matter of the numbers of runs alone: every row or none */
+	if (r->counts[VERDICT_FEW])
+		fprintf(f, ", %d too few runs", r->counts[VERDICT_FEW]);
+	fputc('\n', f);
 }
 
 static void print_table(FILE *f, const struct compare_result *r)
@@ -416,8 +442,7 @@ static void print_table(FILE *f, const struct compare_result *r)
 
 		fmt_mean(a, sizeof(a), row->base.median, row->time);
 		fmt_mean(b, sizeof(b), row->new.median, row->time);
-		snprintf(ci, sizeof(ci), "[%+.2f%%, %+.2f%%]", row->change.lo_pct,
-			 row->change.hi_pct);
+		fmt_ci(ci, sizeof(ci), &row->change, false);
 		fmt_verdict(v, sizeof(v), row);
 		fprintf(f, "%-24s %14s %7.2f %14s %7.2f %+7.2f%% %-20s %+5g%%  %s\n", row->name, a,
 			row->base.robust_rsd_pct, b, row->new.robust_rsd_pct, row->change.pct, ci,
@@ -431,7 +456,7 @@ static void print_table(FILE *f, const struct compare_result *r)
 
 static void print_markdown(FILE *f, const struct compare_result *r)
 {
-	char a[32], b[32], v[64];
+	char a[32], b[32], ci[64], v[64];
 	int i;
 
 	fprintf(f, "### pmbpf compare\n\n");
@@ -446,12 +471,12 @@ static void print_markdown(FILE *f, const struct compare_result *r)
 
 		fmt_mean(a, sizeof(a), row->base.median, row->time);
 		fmt_mean(b, sizeof(b), row->new.median, row->time);
+		fmt_ci(ci, sizeof(ci), &row->change, true);
 		fmt_verdict(v, sizeof(v), row);
-		fprintf(f,
-			"| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %+.2f%% … %+.2f%% | %+g%% | %s%s%s |\n",
+		fprintf(f, "| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %s | %+g%% | %s%s%s |\n",
 			row->name, a, row->base.robust_rsd_pct, b, row->new.robust_rsd_pct,
-			row->change.pct, row->change.lo_pct, row->change.hi_pct, row->threshold_pct,
-			bad ? "**" : "", v, bad ? "**" : "");
+			row->change.pct, ci, row->threshold_pct, bad ? "**" : "", v,
+			bad ? "**" : "");
 	}
 	if (r->dropped[0])
 		fprintf(f, "\nNot compared: %s\n", r->dropped);
@@ -504,8 +529,8 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 	jw_key(w, "same_command");
 	jw_bool(w, !strcmp(r->base->command, r->new->command));
 	jw_key(w, "method");
-	jw_string(w,
-		  "percentile bootstrap of the change of the median, 4000 resamples, fixed seed");
+	jw_string(w, "change of the median; interval of the shift from the exact Mann-Whitney "
+		     "test (Hodges-Lehmann)");
 	jw_key(w, "confidence");
 	jw_double(w, COMPARE_LEVEL, 2);
 	jw_key(w, "rows");
@@ -547,6 +572,8 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 	jw_u64(w, r->counts[VERDICT_IMPROVEMENT]);
 	jw_key(w, "too_noisy");
 	jw_u64(w, r->counts[VERDICT_NOISY]);
+	jw_key(w, "too_few_runs");
+	jw_u64(w, r->counts[VERDICT_FEW]);
 	jw_end_object(w);
 }
 

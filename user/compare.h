@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Comparison of two series of runs (pmbpf compare, pmbpf stat --ab): per
- * metric the change of the mean with a bootstrap confidence interval, and a
- * verdict against a threshold.
+ * metric the change of the median with a rank-test confidence interval
+ * (stats__rank_change), and a verdict against a threshold.
  */
 #ifndef __PMBPF_COMPARE_H
 #define __PMBPF_COMPARE_H
@@ -60,6 +60,8 @@ enum verdict {
 	VERDICT_REGRESSION,
 	VERDICT_IMPROVEMENT,
 	VERDICT_NOISY,
+	VERDICT_FEW, /* too few runs for the test to reach COMPARE_LEVEL */
+	VERDICT_COUNT,
 };
 
 struct compare_row {
@@ -68,7 +70,7 @@ struct compare_row {
 	struct summary base, new;
 	struct change change;
 	double threshold_pct;
-	int runs_needed; /* per side, for the threshold at this noise */
+	int runs_needed; /* per side, for the test and for the threshold at this noise */
 	enum verdict verdict;
 };
 
@@ -77,7 +79,7 @@ struct compare_result {
 	struct compare_row rows[SERIES_MAX_METRICS];
 	int nr_rows;
 	char dropped[512]; /* "name (reason), ..." of metrics not compared */
-	int counts[4]; /* rows per verdict */
+	int counts[VERDICT_COUNT]; /* rows per verdict */
 };
 
 /*

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Statistics, the JSON reader, thresholds and verdicts of pmbpf compare. */
+/*
+ * Statistics, the JSON reader, thresholds and verdicts of pmbpf compare.
+ * `test_stats --table` prints the calibration and power of compare's test
+ * by simulation (docs/ci.md).
+ */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -61,7 +66,7 @@ static void test_rng(void)
 		CHECK(hist[i] > 9500 && hist[i] < 10500);
 }
 
-static void test_bootstrap(void)
+static void test_rank_change(void)
 {
 	double a[] = { 100, 100, 100, 100, 100 }, b[] = { 101, 101, 101, 101, 101 };
 	double n1[] = { 98, 102, 99, 101, 100, 100, 97, 103 };
@@ -70,69 +75,235 @@ static void test_bootstrap(void)
 	double zero[] = { 0, 0 }, some[] = { 1, 2 };
 	struct change c, c2;
 
-	/* exact counts: the interval is the point, and significant */
-	CHECK_EQ_INT(stats__bootstrap_change(a, 5, b, 5, 0.95, 2000, 1, &c), 0);
+	/* exact counts: every difference is the change, and it is significant */
+	CHECK_EQ_INT(stats__rank_change(a, 5, b, 5, 0.95, &c), 0);
 	CHECK_NEAR(c.pct, 1.0, 1e-9);
 	CHECK_NEAR(c.lo_pct, 1.0, 1e-9);
 	CHECK_NEAR(c.hi_pct, 1.0, 1e-9);
 	CHECK(c.significant);
-	/* A/A with noise: the interval holds 0 */
-	CHECK_EQ_INT(stats__bootstrap_change(n1, 8, n2, 8, 0.95, 10000, 1, &c), 0);
+	/* A/A with noise: 8 vs 8 leaves out 13 of the 64 differences at each end */
+	CHECK_EQ_INT(stats__rank_change(n1, 8, n2, 8, 0.95, &c), 0);
 	CHECK_NEAR(c.pct, 0, 1e-9);
-	CHECK(c.lo_pct < 0 && c.hi_pct > 0);
+	CHECK_NEAR(c.lo_pct, -2, 1e-9);
+	CHECK_NEAR(c.hi_pct, 2, 1e-9);
 	CHECK(!c.significant);
-	/* +20% with 2% noise: significant, interval around it */
-	CHECK_EQ_INT(stats__bootstrap_change(n1, 8, far, 8, 0.95, 10000, 1, &c), 0);
+	/* +20% with 2% noise: the 14th smallest and largest of far - n1 */
+	CHECK_EQ_INT(stats__rank_change(n1, 8, far, 8, 0.95, &c), 0);
 	CHECK_NEAR(c.pct, 20, 1e-9);
-	CHECK(c.lo_pct > 17 && c.hi_pct < 23 && c.significant);
-	/* deterministic for a seed */
-	CHECK_EQ_INT(stats__bootstrap_change(n1, 8, far, 8, 0.95, 10000, 1, &c2), 0);
-	CHECK_NEAR(c.lo_pct, c2.lo_pct, 0);
-	CHECK_NEAR(c.hi_pct, c2.hi_pct, 0);
+	CHECK_NEAR(c.lo_pct, 18, 1e-9);
+	CHECK_NEAR(c.hi_pct, 22, 1e-9);
+	CHECK(c.significant);
+	/* the other way round: the same interval, negated (base median 120) */
+	CHECK_EQ_INT(stats__rank_change(far, 8, n1, 8, 0.95, &c2), 0);
+	CHECK_NEAR(c2.lo_pct, -22 / 1.2, 1e-9);
+	CHECK_NEAR(c2.hi_pct, -18 / 1.2, 1e-9);
 	/* one disturbed run (a page-cache miss) in an A/A pair: no change */
 	{
 		double base[] = { 3086, 3085, 3085, 3084, 3085 };
 		double aa[] = { 3213, 3086, 3086, 3086, 3086 };
 
-		CHECK_EQ_INT(stats__bootstrap_change(base, 5, aa, 5, 0.95, 4000, 1, &c), 0);
+		CHECK_EQ_INT(stats__rank_change(base, 5, aa, 5, 0.95, &c), 0);
 		CHECK_NEAR(c.pct, 1.0 / 3085 * 100, 1e-9);
-		CHECK(c.lo_pct < 0.1);
+		/* the 3rd of 25 differences is 0 (four are), the 23rd 3213 - 3085 */
+		CHECK_NEAR(c.lo_pct, 0, 0);
+		CHECK_NEAR(c.hi_pct, 128.0 / 3085 * 100, 1e-9);
+		CHECK(!c.significant);
 	}
+	/* 2 vs 2 and 3 vs 3: no interval at 95%, however far apart */
+	CHECK_EQ_INT(stats__rank_change(a, 3, far, 3, 0.95, &c), 0);
+	CHECK_NEAR(c.pct, 20, 1e-9);
+	CHECK(isinf(c.lo_pct) && c.lo_pct < 0 && isinf(c.hi_pct) && c.hi_pct > 0);
+	CHECK(!c.significant);
+	/* 3 vs 5 can: one split in 56 */
+	CHECK_EQ_INT(stats__rank_change(a, 3, far, 5, 0.95, &c), 0);
+	CHECK_NEAR(c.lo_pct, 18, 1e-9);
+	CHECK_NEAR(c.hi_pct, 22, 1e-9);
+	CHECK(c.significant);
 	/* bad input */
-	CHECK_EQ_INT(stats__bootstrap_change(a, 1, b, 5, 0.95, 100, 1, &c), -EINVAL);
-	CHECK_EQ_INT(stats__bootstrap_change(zero, 2, some, 2, 0.95, 100, 1, &c), -EDOM);
-	CHECK_EQ_INT(stats__bootstrap_change(zero, 2, zero, 2, 0.95, 100, 1, &c), 0);
+	CHECK_EQ_INT(stats__rank_change(a, 1, b, 5, 0.95, &c), -EINVAL);
+	CHECK_EQ_INT(stats__rank_change(a, 5, b, 5, 1, &c), -EINVAL);
+	CHECK_EQ_INT(stats__rank_change(zero, 2, some, 2, 0.95, &c), -EDOM);
+	CHECK_EQ_INT(stats__rank_change(zero, 2, zero, 2, 0.95, &c), 0);
 	CHECK_NEAR(c.pct, 0, 0);
 }
 
-/* The false-positive rate of the interval on A/A samples of a known spread. */
-static void test_bootstrap_coverage(void)
+/* Splits of na + nb ranks with fewer than k pairs (a above b): by enumeration. */
+static double brute_tail(int na, int nb, int k)
 {
-	struct rng r;
-	double a[10], b[10];
-	int i, k, hits = 0;
+	uint32_t mask, all = 1u << (na + nb);
+	double below = 0, total = 0;
 
-	rng__seed(&r, 99);
-	for (k = 0; k < 200; k++) {
+	for (mask = 0; mask < all; mask++) {
+		int i, seen_b = 0, u = 0;
+
+		if (__builtin_popcount(mask) != na)
+			continue;
+		/* rank i is a's when its bit is set; it is above the b's below it */
+		for (i = 0; i < na + nb; i++) {
+			if (mask >> i & 1)
+				u += seen_b;
+			else
+				seen_b++;
+		}
+		total++;
+		below += u < k;
+	}
+	return below / total;
+}
+
+static void test_rank_cut(void)
+{
+	int na, nb, k;
+
+	/* the largest k with P(U < k) <= 2.5%, by enumeration up to 8 vs 8 */
+	for (na = 1; na <= 8; na++)
+		for (nb = 1; nb <= 8; nb++) {
+			k = stats__rank_cut(na, nb, 0.95);
+			CHECK(brute_tail(na, nb, k) <= 0.025);
+			CHECK(brute_tail(na, nb, k + 1) > 0.025);
+		}
+	/* published critical values (two-sided 5%): U <= 2 at 5 vs 5, 37 at 12 vs 12 */
+	CHECK_EQ_INT(stats__rank_cut(5, 5, 0.95), 3);
+	CHECK_EQ_INT(stats__rank_cut(12, 12, 0.95), 38);
+	CHECK_EQ_INT(stats__rank_cut(3, 3, 0.95), 0);
+	CHECK_EQ_INT(stats__rank_cut(4, 4, 0.95), 1);
+	CHECK_EQ_INT(stats__rank_cut(2, 8, 0.95), 1);
+	/* exact at 50 vs 50 (966); the normal approximation beyond errs wide */
+	CHECK_EQ_INT(stats__rank_cut(50, 50, 0.95), 966);
+	CHECK_EQ_INT(stats__rank_cut(51, 51, 0.95), 1008);
+	CHECK_EQ_INT(stats__rank_cut(5, 5, 1), 0);
+	/* runs per side for an interval at all */
+	CHECK_EQ_INT(stats__rank_runs_needed(2, 2, 0.95), 4);
+	CHECK_EQ_INT(stats__rank_runs_needed(3, 3, 0.95), 4);
+	CHECK_EQ_INT(stats__rank_runs_needed(3, 4, 0.95), 4);
+	CHECK_EQ_INT(stats__rank_runs_needed(10, 10, 0.95), 2); /* enough already */
+	CHECK_EQ_INT(stats__rank_runs_needed(2, 5, 0.95), 3);
+	CHECK_EQ_INT(stats__rank_runs_needed(2, 8, 0.95), 2);
+	CHECK_EQ_INT(stats__rank_runs_needed(2, 2, 0.99), 5);
+}
+
+/* A/A and A/B pairs of independent runs, as pmbpf compare sees them. */
+static struct rng sim_rng;
+
+static double sim_uniform(void)
+{
+	return ((rng__next(&sim_rng) >> 11) + 0.5) * 0x1p-53;
+}
+
+static double sim_normal(void)
+{
+	double u = sim_uniform(), v = sim_uniform();
+
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+enum sim_kind {
+	SIM_NORMAL, /* 2% spread: time on a quiet runner */
+	SIM_LOGNORMAL, /* 30% spread, skewed */
+	SIM_COUNTS, /* page faults: 3084..3088, one run in 20 disturbed by +40..+130 */
+};
+
+static double sim_draw(enum sim_kind kind, double shift)
+{
+	double v;
+
+	switch (kind) {
+	case SIM_NORMAL:
+		return (100 + 2 * sim_normal()) * (1 + shift);
+	case SIM_LOGNORMAL:
+		return 100 * exp(0.3 * sim_normal()) * (1 + shift);
+	case SIM_COUNTS:
+		v = 3084 + (int)(sim_uniform() * 5);
+		if (sim_uniform() < 0.05)
+			v += 40 + (int)(sim_uniform() * 91);
+		return v * (1 + shift);
+	}
+	return NAN;
+}
+
+/* Percent of pairs of n runs a side whose interval excludes 0. */
+static double sim_significant_pct(enum sim_kind kind, int n, double shift, int pairs)
+{
+	double a[64], b[64];
+	int t, i, hits = 0;
+
+	for (t = 0; t < pairs; t++) {
 		struct change c;
 
-		for (i = 0; i < 10; i++) {
-			/* sum of 12 uniforms: close to a normal of sd 1 */
-			double ua = -6, ub = -6;
-			int j;
-
-			for (j = 0; j < 12; j++) {
-				ua += (double)rng__next(&r) / 18446744073709551616.0;
-				ub += (double)rng__next(&r) / 18446744073709551616.0;
-			}
-			a[i] = 100 + 5 * ua;
-			b[i] = 100 + 5 * ub;
-		}
-		stats__bootstrap_change(a, 10, b, 10, 0.95, 2000, STATS_BOOTSTRAP_SEED, &c);
+		for (i = 0; i < n; i++)
+			a[i] = sim_draw(kind, 0);
+		for (i = 0; i < n; i++)
+			b[i] = sim_draw(kind, shift);
+		if (stats__rank_change(a, n, b, n, 0.95, &c))
+			return NAN;
 		hits += c.significant;
 	}
-	/* nominal 5%; the percentile bootstrap at n = 10 is a little narrow */
-	CHECK(hits <= 20);
+	return 100.0 * hits / pairs;
+}
+
+/*
+ * The false-significance rate on A/A pairs is the test's exact size at
+ * every n: 0 at 2 and 3 runs (no verdict then), 2.9% at 4, 3.2% at 5, up
+ * to 5%; it was 34%, 11% and 7.8% at 2, 3 and 4 runs with the percentile
+ * bootstrap of the median. 2000 pairs per n, fixed seed.
+ */
+static void test_rank_calibration(void)
+{
+	int n, pairs = 2000;
+
+	rng__seed(&sim_rng, 14);
+	for (n = 2; n <= 10; n++) {
+		double pct = sim_significant_pct(SIM_NORMAL, n, 0, pairs);
+		/* the exact size: both tails of U, by enumeration */
+		double size = 200 * brute_tail(n, n, stats__rank_cut(n, n, 0.95));
+		double sd = sqrt(size * (100 - size) / pairs);
+
+		CHECK(pct <= 6);
+		CHECK(size <= 5);
+		if (n <= 3)
+			CHECK_NEAR(pct, 0, 0);
+		else /* the simulation agrees with it, within 4 standard errors */
+			CHECK_NEAR(pct, size, 4 * sd);
+	}
+	/* skewed runs alike: the test assumes no distribution */
+	for (n = 4; n <= 10; n += 3)
+		CHECK(sim_significant_pct(SIM_LOGNORMAL, n, 0, pairs) <= 6);
+	/* power: a 10% shift at 2% spread, found at 4 and 5 runs a side */
+	CHECK(sim_significant_pct(SIM_NORMAL, 4, 0.10, pairs) >= 95);
+	CHECK(sim_significant_pct(SIM_NORMAL, 5, 0.10, pairs) >= 95);
+	/* +1% page faults with disturbed runs: 7 runs a side tolerate one */
+	CHECK(sim_significant_pct(SIM_COUNTS, 7, 0.01, pairs) >= 90);
+	CHECK(sim_significant_pct(SIM_COUNTS, 7, 0, pairs) <= 5);
+}
+
+/*
+ * test_stats --table: the simulation behind docs/ci.md, 4000 pairs per cell
+ * (percent of pairs significant: A/A, then shifts).
+ */
+static void print_calibration_table(void)
+{
+	static const int ns[] = { 2, 3, 4, 5, 6, 7, 8, 10, 15, 20, 30 };
+	static const struct {
+		enum sim_kind kind;
+		double shift;
+	} cols[] = {
+		{ SIM_NORMAL, 0 },    { SIM_LOGNORMAL, 0 }, { SIM_COUNTS, 0 },
+		{ SIM_NORMAL, 0.02 }, { SIM_NORMAL, 0.04 }, { SIM_NORMAL, 0.10 },
+		{ SIM_COUNTS, 0.01 },
+	};
+	size_t i, j;
+
+	rng__seed(&sim_rng, 42);
+	printf("| runs | A/A normal 2%% | A/A lognormal 30%% | A/A counts | +2%% at 2%% | "
+	       "+4%% at 2%% | +10%% at 2%% | +1%% counts |\n");
+	for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
+		printf("| %d |", ns[i]);
+		for (j = 0; j < sizeof(cols) / sizeof(cols[0]); j++)
+			printf(" %.*f%% |", cols[j].shift ? 1 : 2,
+			       sim_significant_pct(cols[j].kind, ns[i], cols[j].shift, 4000));
+		printf("\n");
+		fflush(stdout);
+	}
 }
 
 static void test_runs_needed(void)
@@ -262,6 +433,50 @@ static void test_verdicts(void)
 	CHECK_EQ_INT(compare__series(&a, &b, th + 1, 1, r, err, sizeof(err)), -EINVAL);
 	CHECK_SUBSTR(err, "page-fault");
 
+	/*
+	 * 3 runs a side: ipc's -10% is no regression but "too few runs: 1
+	 * more needed" (3 vs 3 cannot reach 95%), and the interval unbounded
+	 */
+	a.n = b.n = 3;
+	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), 0);
+	CHECK_EQ_INT(r->rows[1].verdict, VERDICT_FEW);
+	CHECK_EQ_INT(r->rows[1].runs_needed, 4);
+	CHECK(isinf(r->rows[1].change.lo_pct) && !r->rows[1].change.significant);
+	CHECK_NEAR(r->rows[1].change.pct, -10, 1e-9);
+	CHECK_EQ_INT(r->counts[VERDICT_FEW], 4);
+	CHECK_EQ_INT(r->counts[VERDICT_REGRESSION], 0);
+	{
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		compare__print(f, COMPARE_TABLE, r);
+		compare__print(f, COMPARE_MARKDOWN, r);
+		compare__print(f, COMPARE_JSON, r);
+		fclose(f);
+		CHECK_SUBSTR(text, "-10.00% [-inf, +inf]");
+		CHECK_SUBSTR(text, "too few runs: 1 more needed\n");
+		CHECK_SUBSTR(text, "0 no significant change, 0 too noisy, 4 too few runs\n");
+		CHECK_SUBSTR(text, "| -10.00% | -inf … +inf | -5% | too few runs: 1 more needed |");
+		CHECK_SUBSTR(text,
+			     "\"ci_low_pct\":null,\"ci_high_pct\":null,\"significant\":false");
+		CHECK_SUBSTR(text, "\"verdict\":\"too few runs\"");
+		CHECK_SUBSTR(text, "\"too_noisy\":0,\"too_few_runs\":4}");
+		free(text);
+	}
+	/* 2 vs 5 runs: the 2 need 1 more (3 vs 5 can) */
+	a.n = 2;
+	b.n = 5;
+	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), 0);
+	CHECK_EQ_INT(r->rows[1].verdict, VERDICT_FEW);
+	CHECK_EQ_INT(r->rows[1].runs_needed, 3);
+	/* 4 runs a side: a verdict again */
+	a.n = b.n = 4;
+	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), 0);
+	CHECK_EQ_INT(r->rows[1].verdict, VERDICT_REGRESSION);
+	CHECK_EQ_INT(r->counts[VERDICT_FEW], 0);
+	a.n = b.n = 5;
+
 	/* fewer than 2 runs */
 	b.n = 1;
 	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), -EINVAL);
@@ -301,12 +516,17 @@ static void test_series_json(void)
 	series__free(&s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--table")) {
+		print_calibration_table();
+		return 0;
+	}
 	test_summary();
 	test_rng();
-	test_bootstrap();
-	test_bootstrap_coverage();
+	test_rank_change();
+	test_rank_cut();
+	test_rank_calibration();
 	test_runs_needed();
 	test_json_reader();
 	test_thresholds();
