@@ -631,7 +631,7 @@ const struct cmdopts compare_cmdopts = {
 	.cmd = "compare",
 	.head = "Usage: pmbpf compare [OPTIONS] BASE.json NEW.json\n"
 		"Compare two 'pmbpf stat -r N -o json' files: per metric the change of the\n"
-		"median run, its 95% confidence interval (bootstrap, fixed seed) and a verdict.\n"
+		"median run, its 95% confidence interval (exact Mann-Whitney rank test) and a verdict.\n"
 		"NOISE% is the robust RSD (1.4826 x MAD / median).\n",
 	.opts = options,
 	.tail = "Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
