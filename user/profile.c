@@ -338,6 +338,7 @@ static int load(struct bpfload *bl, void *ctx)
 	if (o->dwarf) {
 		skel->rodata->stack_size = o->dwarf_size;
 		bpf_map__set_max_entries(skel->maps.ustacks, ustacks_ring_size(o->dwarf_size));
+		bpf_map__set_max_entries(skel->maps.ustack_scratch, p->nr_cpus);
 	}
 	bpf_program__set_autoload(skel->progs.sample, !o->offcpu);
 	if (!o->offcpu)
