@@ -25,3 +25,9 @@ $(OUTPUT)workloads/dwarfload: tests/workloads/dwarfload.c | $(OUTPUT)workloads
 	$(Q)$(CC) $(DWARF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@
 
 test: $(OUTPUT)workloads/dwarfload
+
+$(OUTPUT)workloads/dwarfcpp: tests/workloads/dwarfcpp.cc | $(OUTPUT)workloads
+	$(call msg,CXX,$@)
+	$(Q)$(CROSS_COMPILE)g++ $(DWARF_WORKLOAD_CFLAGS) -Wall -Wextra -Werror -std=gnu++17 $< -o $@
+
+test: $(OUTPUT)workloads/dwarfcpp
