@@ -25,6 +25,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 filter_tgid = 0;
 const volatile __u32 filter_cgroup = 0; /* 1: only tasks under cgroup_filter[0] */
+/* --call-graph dwarf: bytes of user stack copied per sample (0: frame pointers) */
+const volatile __u32 stack_size = 0;
 
 /* The cgroup whose subtree is profiled when filter_cgroup is set. */
 struct {
@@ -63,6 +65,25 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } procs SEC(".maps");
+
+/* --call-graph dwarf: samples with their user stack (struct profile_ustack). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* sized by userspace in dwarf mode */
+} ustacks SEC(".maps");
+
+#define PAGE_SZ 4096
+
+/*
+ * --call-graph dwarf: a stack copied page by page (the slow path), one entry
+ * per CPU (sized by userspace; a per-CPU array's values cannot be this big).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[PROFILE_DWARF_MAX_SIZE + PAGE_SZ]);
+} ustack_scratch SEC(".maps");
 
 struct offcpu_start {
 	__u64 ts;
@@ -159,15 +180,125 @@ static __always_inline void weight_add(const struct profile_key *key, struct tas
 	stat_add(PROFILE_STAT_WEIGHT, weight);
 }
 
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	*(__u64 *)ctx = vma->vm_end;
+	return 0;
+}
+
+/*
+ * The slow path of the stack copy: up to the end of sp's mapping, a page at a
+ * time. Returns the bytes copied into rec->stack (0: none).
+ */
+static __always_inline __u64 ustack_copy_pages(struct task_struct *task, struct profile_ustack *rec,
+					       __u64 sp)
+{
+	__u64 end = 0, n = stack_size, off = 0, chunk;
+	__u32 cpu = bpf_get_smp_processor_id(), i, ok = 0;
+	__u8 *buf;
+
+	buf = bpf_map_lookup_elem(&ustack_scratch, &cpu);
+	if (!buf || bpf_find_vma(task, sp, vma_end, &end, 0) || end <= sp) {
+		stat_add(PROFILE_STAT_USTACKS_UNREAD, 1);
+		return 0;
+	}
+	if (end - sp < n) {
+		n = end - sp;
+		rec->flags |= PROFILE_USTACK_CLAMPED;
+	}
+	for (i = 0; i < PROFILE_DWARF_MAX_SIZE / PAGE_SZ + 1; i++) {
+		if (off >= n)
+			break;
+		chunk = PAGE_SZ - ((sp + off) & (PAGE_SZ - 1));
+		if (chunk > n - off)
+			chunk = n - off;
+		off &= PROFILE_DWARF_MAX_SIZE - 1;
+		if (chunk > PAGE_SZ)
+			break;
+		/* A page that is not there reads as zeros. */
+		if (!bpf_probe_read_user(buf + off, chunk, (void *)(sp + off)))
+			ok++;
+		off += chunk;
+	}
+	if (n > stack_size || n > PROFILE_DWARF_MAX_SIZE || !ok ||
+	    bpf_probe_read_kernel(rec->stack, n, buf)) {
+		stat_add(PROFILE_STAT_USTACKS_UNREAD, 1);
+		return 0;
+	}
+	return n;
+}
+
+/*
+ * --call-graph dwarf: the sample goes to userspace with the user registers
+ * and stack_size bytes of the user stack from sp, as perf's
+ * PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER. Near the top of the stack
+ * fewer bytes are readable: the copy is clamped to the end of the stack's
+ * mapping, and copied page by page, a page that is not present (the random
+ * gap the kernel leaves under the arguments, never written) reading as zeros.
+ * Returns false for a task without a user stack (a kernel thread).
+ */
+static __always_inline bool ustack_send(void *ctx, struct task_struct *task, __u64 id)
+{
+	struct profile_ustack *rec;
+	struct pt_regs *regs;
+	__u64 sp, n;
+
+	if (!task->mm || (task->flags & 0x00200000 /* PF_KTHREAD */))
+		return false;
+	rec = bpf_ringbuf_reserve(&ustacks, sizeof(*rec) + stack_size, 0);
+	if (!rec) {
+		stat_add(PROFILE_STAT_USTACKS_LOST, 1);
+		return true;
+	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+#if defined(__TARGET_ARCH_x86)
+	rec->regs[PROFILE_REG_IP] = BPF_CORE_READ(regs, ip);
+	rec->regs[PROFILE_REG_SP] = BPF_CORE_READ(regs, sp);
+	rec->regs[PROFILE_REG_FP] = BPF_CORE_READ(regs, bp);
+	rec->regs[PROFILE_REG_LR] = 0;
+#elif defined(__TARGET_ARCH_arm64)
+	rec->regs[PROFILE_REG_IP] = BPF_CORE_READ(regs, pc);
+	rec->regs[PROFILE_REG_SP] = BPF_CORE_READ(regs, sp);
+	rec->regs[PROFILE_REG_FP] = BPF_CORE_READ(regs, regs[29]);
+	rec->regs[PROFILE_REG_LR] = BPF_CORE_READ(regs, regs[30]);
+#else
+#error "--call-graph dwarf: registers of this architecture"
+#endif
+	rec->tgid = id >> 32;
+	rec->tid = (__u32)id;
+	rec->cgroup_id = bpf_get_current_cgroup_id();
+	rec->kern_stack_id = bpf_get_stackid(ctx, &stacks, 0);
+	check_stack_id(rec->kern_stack_id);
+	rec->flags = 0;
+	rec->pad = 0;
+	BPF_CORE_READ_STR_INTO(&rec->comm, task, group_leader, comm);
+	sp = rec->regs[PROFILE_REG_SP];
+	n = stack_size;
+	if (bpf_probe_read_user(rec->stack, n, (void *)sp))
+		n = ustack_copy_pages(task, rec, sp);
+	rec->size = n;
+	bpf_ringbuf_submit(rec, 0);
+	return true;
+}
+
 SEC("perf_event")
 int sample(struct bpf_perf_event_data *ctx)
 {
 	struct profile_key key = {};
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct task_struct *task;
 
 	if (!wanted(tgid))
 		return 0;
 	stat_add(PROFILE_STAT_SAMPLES, 1);
+	if (stack_size) {
+		task = bpf_get_current_task_btf();
+		if (ustack_send(ctx, task, id)) {
+			proc_notify(tgid);
+			return 0;
+		}
+	}
 	key_fill(&key, ctx, tgid);
 	proc_notify(tgid);
 	weight_add(&key, (struct task_struct *)bpf_get_current_task(), 1);

@@ -15,3 +15,19 @@ $(OUTPUT)workloads/profload: tests/workloads/profload.c $(OUTPUT)workloads/libpr
 		-L$(OUTPUT)workloads -lprofhot -Wl,-rpath,'$$ORIGIN' -o $@
 
 test: $(OUTPUT)workloads/profload
+
+# --call-graph dwarf (tests/test_dwarf.py): no frame pointers anywhere, as in
+# distribution packages; a C++ workload for demangled names.
+DWARF_WORKLOAD_CFLAGS := -O2 -g -fomit-frame-pointer
+
+$(OUTPUT)workloads/dwarfload: tests/workloads/dwarfload.c | $(OUTPUT)workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DWARF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE $< -o $@
+
+test: $(OUTPUT)workloads/dwarfload
+
+$(OUTPUT)workloads/dwarfcpp: tests/workloads/dwarfcpp.cc | $(OUTPUT)workloads
+	$(call msg,CXX,$@)
+	$(Q)$(CROSS_COMPILE)g++ $(DWARF_WORKLOAD_CFLAGS) -Wall -Wextra -Werror -std=gnu++17 $< -o $@
+
+test: $(OUTPUT)workloads/dwarfcpp

@@ -28,6 +28,7 @@
 #include "events.h"
 #include "options.h"
 #include "flamegraph.h"
+#include "profile_unwind.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -35,11 +36,15 @@
 #define POLL_MS	     200
 #define FRAME_LEN    256
 
+/* --call-graph dwarf: the stack copied per sample, as perf's default. */
+#define DWARF_SIZE_DEFAULT 8192
+
 enum {
 	OPT_FOLDED = OPT_COMMAND,
 	OPT_SVG,
 	OPT_OFFCPU,
 	OPT_TITLE,
+	OPT_CALL_GRAPH,
 };
 
 static const struct cmdopt options[] = {
@@ -56,6 +61,10 @@ static const struct cmdopt options[] = {
 	  "time spent off the CPU (blocked or waiting for a CPU) by the\n"
 	  "stack it left with, in microseconds, instead of samples" },
 	{ OPT_TITLE, "title", "TEXT", "title of the flame graph" },
+	{ OPT_CALL_GRAPH, "call-graph", "MODE",
+	  "how user stacks are walked: fp (frame pointers, default) or\n"
+	  "dwarf[,SIZE] (copy SIZE bytes of stack, default 8192, and unwind\n"
+	  "with .eh_frame/.debug_frame: code without frame pointers)" },
 	{ OPTION_RAW_TP },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
@@ -87,6 +96,8 @@ struct profile_opts {
 	bool raw_tp;
 	const char *title;
 	bool verbose;
+	bool dwarf; /* --call-graph dwarf */
+	unsigned int dwarf_size; /* bytes of user stack copied per sample */
 };
 
 /*
@@ -103,6 +114,36 @@ struct recheck {
 	__u64 due_ns;
 };
 
+/*
+ * --call-graph dwarf: the samples' stacks as unwound in userspace, counted
+ * by (process, cgroup, user pcs, kernel stack) like the kernel's counts map.
+ */
+#define DSTACK_BUCKETS 16384
+
+struct dstack {
+	struct dstack *next;
+	__u64 hash;
+	__u64 weight;
+	__u64 cgroup_id;
+	__u32 tgid;
+	__s32 kern_stack_id;
+	char comm[PROFILE_COMM_LEN];
+	bool truncated;
+	int nr;
+	__u64 pcs[];
+};
+
+struct dwarf_state {
+	struct unwinder *unw;
+	struct dstack *buckets[DSTACK_BUCKETS];
+	size_t nr_stacks;
+	__u64 *pcs; /* UNWIND_MAX_DEPTH, scratch */
+	__u64 samples; /* unwound */
+	__u64 truncated; /* of them, cut at SIZE (or UNWIND_MAX_DEPTH frames) */
+	__u64 lost; /* not counted: out of memory */
+	__u64 unwind_ns; /* time spent unwinding */
+};
+
 struct profile {
 	struct profile_opts *o;
 	struct recheck rechecks[RECHECKS]; /* a ring */
@@ -115,6 +156,7 @@ struct profile {
 	int nr_cpus;
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
+	struct dwarf_state dw;
 	int cgroup_fd;
 	__u64 stats[PROFILE_STAT_NR];
 };
@@ -130,6 +172,31 @@ static unsigned long long max_sample_rate(void)
 		fclose(f);
 	}
 	return v;
+}
+
+/* --call-graph fp | dwarf[,SIZE], as perf spells it. */
+static int parse_call_graph(const char *arg, struct profile_opts *o)
+{
+	const char *comma = strchr(arg, ',');
+	size_t mode_len = comma ? (size_t)(comma - arg) : strlen(arg);
+	unsigned long long size = DWARF_SIZE_DEFAULT;
+
+	if (mode_len == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		o->dwarf = false;
+		return 0;
+	}
+	if (mode_len != 5 || strncmp(arg, "dwarf", 5)) {
+		pr_err("invalid --call-graph '%s': give fp or dwarf[,SIZE]\n", arg);
+		return -EINVAL;
+	}
+	if (comma && (uint__parse(comma + 1, 8, PROFILE_DWARF_MAX_SIZE, &size) || size % 8)) {
+		pr_err("invalid --call-graph size '%s': give a multiple of 8 from 8 to %u (bytes of stack per sample)\n",
+		       comma + 1, PROFILE_DWARF_MAX_SIZE);
+		return -EINVAL;
+	}
+	o->dwarf = true;
+	o->dwarf_size = (unsigned int)size;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct profile_opts *o)
@@ -194,6 +261,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case OPT_TITLE:
 			o->title = optarg;
 			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(optarg, o))
+				return -EINVAL;
+			break;
 		case OPT_RAW_TP:
 			o->raw_tp = true;
 			break;
@@ -228,12 +299,26 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		pr_err("--off-cpu measures time at context switches: it takes no -e, -F or -c\n");
 		return -EINVAL;
 	}
+	if (o->offcpu && o->dwarf) {
+		pr_err("--call-graph dwarf copies stacks at samples: it does not go with --off-cpu\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
 static bool pid_alive(pid_t pid)
 {
 	return !(kill(pid, 0) && errno == ESRCH);
+}
+
+/* Room for 512 samples' stacks (4 MiB at least): a poll interval at 999 Hz on a few CPUs. */
+static __u32 ustacks_ring_size(unsigned int stack_size)
+{
+	__u64 need = 512 * (sizeof(struct profile_ustack) + stack_size + 8), sz = 4 << 20;
+
+	while (sz < need)
+		sz <<= 1;
+	return (__u32)sz;
 }
 
 static int load(struct bpfload *bl, void *ctx)
@@ -250,6 +335,11 @@ static int load(struct bpfload *bl, void *ctx)
 		return err;
 	skel->rodata->filter_tgid = o->pid;
 	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
+	if (o->dwarf) {
+		skel->rodata->stack_size = o->dwarf_size;
+		bpf_map__set_max_entries(skel->maps.ustacks, ustacks_ring_size(o->dwarf_size));
+		bpf_map__set_max_entries(skel->maps.ustack_scratch, p->nr_cpus);
+	}
 	bpf_program__set_autoload(skel->progs.sample, !o->offcpu);
 	if (!o->offcpu)
 		bpf_map__set_max_entries(skel->maps.starts, 1);
@@ -332,6 +422,22 @@ static void detach_sampling(struct profile *p)
 	}
 }
 
+static void dwarf_free(struct dwarf_state *dw)
+{
+	size_t i;
+
+	for (i = 0; i < DSTACK_BUCKETS; i++) {
+		while (dw->buckets[i]) {
+			struct dstack *d = dw->buckets[i];
+
+			dw->buckets[i] = d->next;
+			free(d);
+		}
+	}
+	unwinder__free(dw->unw);
+	free(dw->pcs);
+}
+
 /* Detach everything and free what the detach left. */
 static void profile_close(struct profile *p)
 {
@@ -342,6 +448,7 @@ static void profile_close(struct profile *p)
 	if (p->cgroup_fd >= 0)
 		close(p->cgroup_fd);
 	symbolizer__free(p->sym);
+	dwarf_free(&p->dw);
 	free(p->links);
 	free(p->fds);
 }
@@ -397,7 +504,77 @@ static int on_new_proc(void *ctx, void *data, size_t len)
 		return 0;
 	/* Gone already (-ENOENT, -ESRCH): its frames will show as [unknown]. */
 	symbolizer__add_process(p->sym, (pid_t)rec->tgid);
+	if (p->dw.unw)
+		unwinder__forget(p->dw.unw, (pid_t)rec->tgid);
 	recheck_add(p, (pid_t)rec->tgid, 0);
+	return 0;
+}
+
+static __u64 dstack_hash(const struct profile_ustack *rec, const __u64 *pcs, int nr, bool trunc)
+{
+	__u64 h = 1469598103934665603ULL;
+	int i;
+
+#define MIX(v) (h = (h ^ (__u64)(v)) * 1099511628211ULL)
+	MIX(rec->tgid);
+	MIX(rec->kern_stack_id);
+	MIX(rec->cgroup_id);
+	MIX(trunc);
+	for (i = 0; i < nr; i++)
+		MIX(pcs[i]);
+	for (i = 0; i < PROFILE_COMM_LEN; i++)
+		MIX(rec->comm[i]);
+#undef MIX
+	return h;
+}
+
+/* Count one sample of --call-graph dwarf: unwind it, add it to its stack. */
+static int on_ustack(void *ctx, void *data, size_t len)
+{
+	struct profile *p = ctx;
+	struct dwarf_state *dw = &p->dw;
+	const struct profile_ustack *rec = data;
+	struct dstack *d, **head;
+	bool trunc;
+	__u64 t0, h;
+	int nr;
+
+	if (len < sizeof(*rec) || len < sizeof(*rec) + rec->size)
+		return 0;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	nr = unwinder__unwind(dw->unw, rec, dw->pcs, UNWIND_MAX_DEPTH, &trunc);
+	dw->unwind_ns += now_ns(CLOCK_MONOTONIC) - t0;
+	dw->samples++;
+	dw->truncated += trunc;
+	h = dstack_hash(rec, dw->pcs, nr, trunc);
+	head = &dw->buckets[h % DSTACK_BUCKETS];
+	for (d = *head; d; d = d->next)
+		if (d->hash == h && d->tgid == rec->tgid &&
+		    d->kern_stack_id == rec->kern_stack_id && d->cgroup_id == rec->cgroup_id &&
+		    d->truncated == trunc && d->nr == nr &&
+		    !memcmp(d->comm, rec->comm, PROFILE_COMM_LEN) &&
+		    !memcmp(d->pcs, dw->pcs, nr * sizeof(*d->pcs)))
+			break;
+	if (!d) {
+		d = malloc(sizeof(*d) + nr * sizeof(*d->pcs));
+		if (!d) {
+			dw->lost++;
+			return 0;
+		}
+		d->hash = h;
+		d->weight = 0;
+		d->cgroup_id = rec->cgroup_id;
+		d->tgid = rec->tgid;
+		d->kern_stack_id = rec->kern_stack_id;
+		memcpy(d->comm, rec->comm, PROFILE_COMM_LEN);
+		d->truncated = trunc;
+		d->nr = nr;
+		memcpy(d->pcs, dw->pcs, nr * sizeof(*d->pcs));
+		d->next = *head;
+		*head = d;
+		dw->nr_stacks++;
+	}
+	d->weight++;
 	return 0;
 }
 
@@ -431,6 +608,12 @@ static int profile_open(struct profile *p, bool *online)
 	p->sym = symbolizer__new();
 	if (!p->links || !p->fds || !p->sym)
 		return -ENOMEM;
+	if (o->dwarf) {
+		p->dw.unw = unwinder__new(o->dwarf_size);
+		p->dw.pcs = calloc(UNWIND_MAX_DEPTH, sizeof(*p->dw.pcs));
+		if (!p->dw.unw || !p->dw.pcs)
+			return -ENOMEM;
+	}
 	for (cpu = 0; cpu < p->nr_cpus; cpu++)
 		p->fds[cpu] = -1;
 
@@ -444,6 +627,11 @@ static int profile_open(struct profile *p, bool *online)
 	}
 	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.procs), on_new_proc, p, NULL);
 	if (!p->rb) {
+		err = -errno;
+		pr_err("cannot open ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	if (o->dwarf && ring_buffer__add(p->rb, bpf_map__fd(p->skel->maps.ustacks), on_ustack, p)) {
 		err = -errno;
 		pr_err("cannot open ring buffer: %s\n", strerror(-err));
 		return err;
@@ -587,29 +775,37 @@ static bool tracing_frame(const char *name)
 	       !strncmp(name, "__traceiter_", 12) || !strncmp(name, "__bpf_trace_", 12);
 }
 
-/* One folded line: comm, user frames outermost first, then kernel frames. */
-static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, struct strbuf *b)
+/* The frame at the root of a user stack cut by --call-graph dwarf,SIZE. */
+#define TRUNCATED_FRAME "[truncated]"
+
+/*
+ * One folded line: comm, user frames outermost first (upcs[0..nu), innermost
+ * first; nu < 0: not known), then kernel frames.
+ */
+static int stack_fold(struct profile *p, __u32 tgid, const char *pcomm, const __u64 *upcs, int nu,
+		      bool truncated, __s32 kern_stack_id, __u64 *ips, struct strbuf *b)
 {
 	char frame[FRAME_LEN], comm[PROFILE_COMM_LEN + 1];
 	int n, i, skip = 0, err;
 
 	b->len = 0;
-	memcpy(comm, e->val.comm, PROFILE_COMM_LEN);
+	memcpy(comm, pcomm, PROFILE_COMM_LEN);
 	comm[PROFILE_COMM_LEN] = '\0';
 	if (!comm[0])
-		snprintf(comm, sizeof(comm), "%s", e->key.tgid ? "[unknown]" : "swapper");
+		snprintf(comm, sizeof(comm), "%s", tgid ? "[unknown]" : "swapper");
 	frame_clean(comm);
 	err = strbuf_add(b, comm, "");
 
-	n = stack_frames(p, e->key.user_stack_id, ips);
-	if (n < 0)
+	if (nu < 0)
 		err = err ?: strbuf_add(b, "[unknown]", "");
-	for (i = n - 1; i >= 0 && !err; i--) {
-		symbolizer__user(p->sym, (pid_t)e->key.tgid, ips[i], i > 0, frame, sizeof(frame));
+	if (truncated)
+		err = err ?: strbuf_add(b, TRUNCATED_FRAME, "");
+	for (i = nu - 1; i >= 0 && !err; i--) {
+		symbolizer__user(p->sym, (pid_t)tgid, upcs[i], i > 0, frame, sizeof(frame));
 		frame_clean(frame);
 		err = strbuf_add(b, frame, "");
 	}
-	n = stack_frames(p, e->key.kern_stack_id, ips);
+	n = stack_frames(p, kern_stack_id, ips);
 	if (n < 0)
 		err = err ?: strbuf_add(b, "[unknown]", "_[k]");
 	/* Off-CPU stacks are taken in the tracepoint: leave out its machinery. */
@@ -625,17 +821,39 @@ static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, stru
 	return err;
 }
 
+static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, __u64 *uips,
+		      struct strbuf *b)
+{
+	int n = stack_frames(p, e->key.user_stack_id, uips);
+
+	return stack_fold(p, e->key.tgid, e->val.comm, uips, n, false, e->key.kern_stack_id, ips,
+			  b);
+}
+
+static int line_add(struct folded *lines, size_t *nl, const struct strbuf *b, __u64 weight)
+{
+	lines[*nl].stack = strdup(b->s);
+	if (!lines[*nl].stack)
+		return -ENOMEM;
+	lines[(*nl)++].weight = weight;
+	return 0;
+}
+
 static int fold_all(struct profile *p, struct folded **out, size_t *nr_out)
 {
 	struct entry *e = NULL;
 	struct folded *lines = NULL;
 	struct strbuf b = {};
 	__u64 *ips = calloc(PROFILE_MAX_DEPTH, sizeof(*ips));
+	__u64 *uips = calloc(PROFILE_MAX_DEPTH, sizeof(*uips));
+	struct dstack *d;
 	size_t n = 0, i, nl = 0;
 	int err;
 
-	if (!ips)
-		return -ENOMEM;
+	if (!ips || !uips) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = read_counts(p, &e, &n);
 	if (err) {
 		pr_err("cannot read the stack counts: %s\n", strerror(-err));
@@ -647,22 +865,29 @@ static int fold_all(struct profile *p, struct folded **out, size_t *nr_out)
 		    pid_alive((pid_t)e[i].key.tgid))
 			symbolizer__add_process(p->sym, (pid_t)e[i].key.tgid);
 
-	lines = calloc(n ? n : 1, sizeof(*lines));
+	/* The processes of the dwarf stacks too (they have no entry in counts). */
+	for (i = 0; i < DSTACK_BUCKETS; i++)
+		for (d = p->dw.buckets[i]; d; d = d->next)
+			if (pid_alive((pid_t)d->tgid))
+				symbolizer__add_process(p->sym, (pid_t)d->tgid);
+
+	lines = calloc(n + p->dw.nr_stacks + 1, sizeof(*lines));
 	if (!lines) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i < n && !err; i++) {
 		memset(ips, 0, PROFILE_MAX_DEPTH * sizeof(*ips));
-		err = entry_fold(p, &e[i], ips, &b);
-		if (err)
-			break;
-		lines[nl].stack = strdup(b.s);
-		if (!lines[nl].stack) {
-			err = -ENOMEM;
-			break;
+		memset(uips, 0, PROFILE_MAX_DEPTH * sizeof(*uips));
+		err = entry_fold(p, &e[i], ips, uips, &b) ?:
+							    line_add(lines, &nl, &b, e[i].val.weight);
+	}
+	for (i = 0; i < DSTACK_BUCKETS && !err; i++) {
+		for (d = p->dw.buckets[i]; d && !err; d = d->next) {
+			memset(ips, 0, PROFILE_MAX_DEPTH * sizeof(*ips));
+			err = stack_fold(p, d->tgid, d->comm, d->pcs, d->nr, d->truncated, d->kern_stack_id, ips, &b) ?:
+				      line_add(lines, &nl, &b, d->weight);
 		}
-		lines[nl++].weight = e[i].val.weight;
 	}
 	if (err) {
 		for (i = 0; i < nl; i++)
@@ -680,6 +905,7 @@ static int fold_all(struct profile *p, struct folded **out, size_t *nr_out)
 out:
 	free(b.s);
 	free(ips);
+	free(uips);
 	free(e);
 	return err;
 }
@@ -709,6 +935,14 @@ static void title_make(struct profile *p, __u64 elapsed_ns, char *title, size_t 
 	snprintf(title, tlen, "%s", o->title ? o->title : "Flame Graph");
 	snprintf(sub, slen, "%s samples (%s), %s, %.1f s", o->event.name, rate, scope,
 		 elapsed_ns / 1e9);
+	if (o->dwarf) {
+		size_t l = strlen(sub);
+
+		snprintf(sub + l, slen - l,
+			 ", dwarf unwinding (%u-byte stacks): %llu of %llu truncated",
+			 o->dwarf_size, (unsigned long long)p->dw.truncated,
+			 (unsigned long long)p->dw.samples);
+	}
 }
 
 static int write_output(struct profile *p, FILE *f, const struct folded *lines, size_t n,
@@ -879,8 +1113,16 @@ int cmd_profile(int argc, char **argv)
 	else
 		pr_err("%llu samples of %s, %llu lost (map full), %llu stack errors, %zu stacks\n",
 		       (unsigned long long)p.stats[PROFILE_STAT_SAMPLES], o.event.name,
-		       (unsigned long long)p.stats[PROFILE_STAT_LOST],
+		       (unsigned long long)(p.stats[PROFILE_STAT_LOST] +
+					    p.stats[PROFILE_STAT_USTACKS_LOST] + p.dw.lost),
 		       (unsigned long long)p.stats[PROFILE_STAT_STACK_ERRORS], nr_lines);
+	if (o.dwarf)
+		pr_err("dwarf: %llu stacks unwound (%.1f us each), %llu truncated at %u bytes, %llu lost (ring buffer full), %llu unreadable\n",
+		       (unsigned long long)p.dw.samples,
+		       p.dw.samples ? p.dw.unwind_ns / 1e3 / p.dw.samples : 0.0,
+		       (unsigned long long)p.dw.truncated, o.dwarf_size,
+		       (unsigned long long)p.stats[PROFILE_STAT_USTACKS_LOST],
+		       (unsigned long long)p.stats[PROFILE_STAT_USTACKS_UNREAD]);
 
 cleanup:
 	for (i = 0; i < nr_lines; i++)

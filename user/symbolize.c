@@ -7,17 +7,24 @@
  * (.gnu_debuglink, build-id). Files are opened once, when first mapped, and
  * shared by every process that maps them: one open file per inode, not per
  * process, and a file stays readable after its process is gone.
+ *
+ * C++ and Rust names are demangled (libiberty's cplus_demangle, which knows
+ * the Itanium C++ ABI and both Rust manglings). Code outside every file
+ * mapping (JIT code: Node.js, the JVM, Python 3.12 -X perf) is named from
+ * /tmp/perf-PID.map, the "START SIZE name" lines (hex) such runtimes write.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include "symbolize.h"
 
 #define PROC_BUCKETS  4096
@@ -60,9 +67,29 @@ struct maps_snap {
 	struct maps_snap *older;
 };
 
+/* One line of a /tmp/perf-PID.map. */
+struct jit_sym {
+	__u64 start;
+	__u64 size;
+	size_t name; /* offset into names */
+	size_t line; /* later lines win over earlier ones at the same address */
+};
+
+/* A process's perf map, read when first needed and again when it grew. */
+struct perf_map {
+	struct jit_sym *syms; /* by start */
+	size_t n;
+	char *names;
+	off_t read_size;
+	__u64 checked_ns; /* when the file's size was last looked at */
+};
+
+#define PERF_MAP_RECHECK_NS 1000000000ULL /* a map still written to: read again after 1 s */
+
 struct proc {
 	pid_t tgid;
 	struct maps_snap *snaps; /* newest first */
+	struct perf_map *jit;
 	struct proc *next;
 };
 
@@ -105,6 +132,15 @@ static void snap_free(struct maps_snap *snap)
 	free(snap);
 }
 
+static void perf_map_free(struct perf_map *pm)
+{
+	if (!pm)
+		return;
+	free(pm->syms);
+	free(pm->names);
+	free(pm);
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	size_t i;
@@ -122,6 +158,7 @@ void symbolizer__free(struct symbolizer *s)
 				p->snaps = snap->older;
 				snap_free(snap);
 			}
+			perf_map_free(p->jit);
 			free(p);
 		}
 	}
@@ -397,6 +434,145 @@ static const struct mapping *snap_find(const struct maps_snap *snap, __u64 addr)
 	return NULL;
 }
 
+static int jit_sym_cmp(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Open the process's perf map: in its root (a container) first, then here. */
+static FILE *perf_map_open(pid_t tgid, struct stat *st)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", tgid, tgid);
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", tgid);
+		f = fopen(path, "re");
+	}
+	if (f && (fstat(fileno(f), st) || !S_ISREG(st->st_mode))) {
+		fclose(f);
+		f = NULL;
+	}
+	return f;
+}
+
+/* (Re)read a process's perf map if it is new or has grown. */
+static struct perf_map *perf_map_get(struct proc *p)
+{
+	size_t cap = 0, names_len = 0, names_cap = 0, lcap = 0;
+	struct perf_map *pm = p->jit, *npm;
+	char *line = NULL;
+	struct stat st;
+	ssize_t len;
+	struct timespec ts;
+	__u64 now;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (pm && now - pm->checked_ns < PERF_MAP_RECHECK_NS)
+		return pm->n ? pm : NULL;
+	if (pm)
+		pm->checked_ns = now;
+	f = perf_map_open(p->tgid, &st);
+	if (!f)
+		return pm && pm->n ? pm : NULL;
+	if (pm && pm->read_size == st.st_size) {
+		fclose(f);
+		return pm;
+	}
+	npm = calloc(1, sizeof(*npm));
+	if (!npm) {
+		fclose(f);
+		return pm;
+	}
+	npm->read_size = st.st_size;
+	npm->checked_ns = now;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		unsigned long long start, size;
+		size_t nlen;
+		int pos = 0;
+
+		if (sscanf(line, "%llx %llx %n", &start, &size, &pos) < 2 || !pos || !size)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		nlen = strlen(line + pos) + 1;
+		if (npm->n == cap) {
+			size_t c = cap ? cap * 2 : 1024;
+			struct jit_sym *js = realloc(npm->syms, c * sizeof(*js));
+
+			if (!js)
+				break;
+			npm->syms = js;
+			cap = c;
+		}
+		if (names_len + nlen > names_cap) {
+			size_t c = names_cap ? names_cap * 2 : 65536;
+			char *nn;
+
+			while (c < names_len + nlen)
+				c *= 2;
+			nn = realloc(npm->names, c);
+			if (!nn)
+				break;
+			npm->names = nn;
+			names_cap = c;
+		}
+		memcpy(npm->names + names_len, line + pos, nlen);
+		npm->syms[npm->n] = (struct jit_sym){ start, size, names_len, npm->n };
+		npm->n++;
+		names_len += nlen;
+	}
+	free(line);
+	fclose(f);
+	qsort(npm->syms, npm->n, sizeof(*npm->syms), jit_sym_cmp);
+	perf_map_free(pm);
+	p->jit = npm;
+	return npm;
+}
+
+/* The name of a JIT address from the perf map, or NULL. */
+static const char *perf_map_find(struct proc *p, __u64 addr)
+{
+	const struct perf_map *pm = perf_map_get(p);
+	size_t lo = 0, hi, i;
+
+	if (!pm)
+		return NULL;
+	hi = pm->n;
+	/* The last symbol starting at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Code can be moved and its space reused: of those that hold addr, the latest. */
+	for (i = lo; i-- > 0 && lo - i <= 64;)
+		if (addr < pm->syms[i].start + pm->syms[i].size)
+			return pm->names + pm->syms[i].name;
+	return NULL;
+}
+
+/* name, demangled when it is a C++ or Rust symbol, into buf. */
+static void name_copy(const char *name, char *buf, size_t len)
+{
+	char *dm = NULL;
+
+	if (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))
+		dm = cplus_demangle(name, DMGL_AUTO);
+	snprintf(buf, len, "%s", dm ? dm : name);
+	free(dm);
+}
+
 const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr, char *buf,
 			     size_t len)
 {
@@ -419,8 +595,10 @@ const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool 
 	}
 	for (snap = p ? p->snaps : NULL; snap && !m; snap = snap->older)
 		m = snap_find(snap, a);
-	if (!m || !m->name) {
-		snprintf(buf, len, "[unknown]");
+	if (!m || !m->name || !strncmp(m->name, "[anon", 5)) {
+		/* Anonymous executable memory (or mapped since): JIT code. */
+		name = p ? perf_map_find(p, a) : NULL;
+		snprintf(buf, len, "%s", name ? name : "[unknown]");
 		return buf;
 	}
 	if (m->name[0] == '[') {
@@ -442,7 +620,7 @@ const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool 
 	}
 	name = dwfl_module_addrinfo(f->mod, vaddr + f->bias, &symoff, &sym, NULL, NULL, NULL);
 	if (name && *name)
-		snprintf(buf, len, "%s", name);
+		name_copy(name, buf, len);
 	else
 		snprintf(buf, len, "%s+0x%llx", m->name, (unsigned long long)(vaddr + (addr - a)));
 	return buf;
