@@ -62,14 +62,14 @@ struct cpu_state {
 	__u64 pend_offcpu_ns;
 	__u64 pend_runq_ns;
 	__u32 pend_runq;
-	__u32 pend_tgid; /* the process pend_offcpu_ns and pend_runq belong to */
+	__u32 pend_tgid; /* the process pend_offcpu_ns, pend_runq and pend_migrations belong to */
 	__u64 span_cgid; /* cgroup of the running task when its span started */
 	__u32 span_tgid; /* the process span_cgid was taken for */
 	__u32 span_pid; /* the thread whose switch-in started the span */
 	__u32 valid;
 	__u32 span_want; /* that thread was monitored when its span started */
 	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
-	__u32 pad;
+	__u32 pend_migrations;
 	__u64 refresh_jiffies; /* tick of the last refresh between unmonitored tasks */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
@@ -78,6 +78,8 @@ struct cpu_state {
 struct task_ts {
 	__u64 wakeup_ns; /* woken, or preempted while runnable */
 	__u64 offcpu_ns; /* switched out */
+	__u32 last_cpu; /* + 1, of that switch-out; 0: not seen */
+	__u32 pad;
 };
 
 /* tp_btf flavour: freed with the task. */
@@ -369,10 +371,12 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	 * Seen on 6.18: rarely, the task switched in is not the one switched
 	 * out next on this CPU. Its wait is dropped rather than misattributed.
 	 */
-	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns) && st->pend_tgid != tgid) {
+	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns || st->pend_migrations) &&
+	    st->pend_tgid != tgid) {
 		stat_inc(PMBPF_STAT_WAIT_UNMATCHED);
 	} else if (c && st->valid) {
 		c->n[PMBPF_N_OFFCPU_NS] += st->pend_offcpu_ns;
+		c->n[PMBPF_N_MIGRATIONS] += st->pend_migrations;
 		if (st->pend_runq) {
 			__u64 lat = st->pend_runq_ns;
 			__u64 slot = pmbpf_runq_slot(lat);
@@ -395,6 +399,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->pend_nivcsw = 0;
 	st->pend_offcpu_ns = 0;
 	st->pend_runq = 0;
+	st->pend_migrations = 0;
 	st->last_ns = now;
 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
@@ -530,6 +535,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	__u64 now, lat = 0, off = 0;
+	__u32 migrated = 0;
 
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
@@ -562,6 +568,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
+	cpu = bpf_get_smp_processor_id();
 	if (!preempt && prev_state != TASK_RUNNING)
 		st->pend_nvcsw++;
 	else
@@ -576,6 +583,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		if (ts) {
 			ts->offcpu_ns = now;
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
+			ts->last_cpu = cpu + 1;
 		}
 	}
 	/* next comes on CPU: its wait ends */
@@ -591,6 +599,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				off = now - ts->offcpu_ns;
 				ts->offcpu_ns = 0;
 			}
+			migrated = ts->last_cpu && ts->last_cpu != cpu + 1;
 		}
 	}
 
@@ -602,11 +611,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	    (btf ? prev->cgroups == next->cgroups :
 		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
+		st->pend_migrations += migrated;
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		return 0;
 	}
 
-	cpu = bpf_get_smp_processor_id();
 	/*
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
@@ -620,6 +629,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 	attribute(st, c, rest, tgid, cpu, now, runtime);
 	st->pend_offcpu_ns = off;
+	st->pend_migrations = migrated;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
 	st->pend_tgid = next_tgid;

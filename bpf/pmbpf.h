@@ -44,6 +44,7 @@ enum pmbpf_count {
 	PMBPF_N_NIVCSW, /* involuntary switches out */
 	PMBPF_N_RUNQ_COUNT, /* waits: wakeup (or preemption) to running */
 	PMBPF_N_RUNQ_TOTAL_NS, /* their total length */
+	PMBPF_N_MIGRATIONS, /* switch-ins on another CPU than the thread's last switch-out */
 	PMBPF_N_NR,
 };
 

@@ -91,7 +91,7 @@ class Recorder:
 
     def total(self, pid, field):
         rows = self.rows(pid)
-        if field in ("oncpu_ns", "voluntary_switches", "involuntary_switches"):
+        if field in ("oncpu_ns", "voluntary_switches", "involuntary_switches", "migrations"):
             return sum(r[field] for r in rows)
         return sum(r["events"][field]["raw"] for r in rows)
 

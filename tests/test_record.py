@@ -363,3 +363,23 @@ def test_eight_counters_at_once(recorder):
     for clock in ("task-clock", "cpu-clock"):
         got = rec.total(truth["pid"], clock)
         assert truth["cpu_ns"] <= got <= 1.02 * truth["cpu_ns"] + 2e6, (clock, got, truth)
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="migrations need two CPUs")
+def test_migrations_credited(recorder):
+    """A process that pins itself to the other CPU N times is credited its
+    moves: the scheduler's own count for it (se.nr_migrations, same run), and
+    at least N - 1 (its first hop may land where it already is)."""
+    if not os.path.exists("/proc/self/sched"):
+        pytest.skip("no /proc/PID/sched (kernel without CONFIG_SCHED_DEBUG)")
+    rec = recorder("-e", "task-clock", "-i", "0.3")
+    out = work("hop", 200, 1)
+    rec.wait_intervals(1)
+    rec.stop()
+    kernel = next(l["nr_migrations"] for l in out if "nr_migrations" in l)
+    pid = next(l["pid"] for l in out if "pid" in l)
+    got = rec.total(pid, "migrations")
+    assert kernel >= 199, out
+    # the kernel counts every set_task_cpu(), pmbpf a switch-in on another CPU
+    # than the last switch-out: two moves between two runs are one for pmbpf
+    assert kernel - 2 <= got <= kernel, (got, kernel)

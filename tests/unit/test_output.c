@@ -196,9 +196,10 @@ static void test_json(void)
 			       "\"cgroup\":\"/system.slice/averyveryverylong.slice/x.service\","
 			       "\"exited\":false,"
 			       "\"overflow\":false,\"cpu_pct\":25.00,\"oncpu_ns\":250000000,");
-	CHECK_SUBSTR(lines[0],
-		     "\"voluntary_switches\":5,\"involuntary_switches\":6,\"offcpu_ns\":0,"
-		     "\"runq\":{\"count\":0,\"total_ns\":0,\"avg_ns\":null,");
+	CHECK_SUBSTR(
+		lines[0],
+		"\"voluntary_switches\":5,\"involuntary_switches\":6,\"migrations\":0,\"offcpu_ns\":0,"
+		"\"runq\":{\"count\":0,\"total_ns\":0,\"avg_ns\":null,");
 	CHECK_SUBSTR(lines[0], "\"cycles\":{\"count\":2000000,\"raw\":2000000,\"enabled_ns\":1000,"
 			       "\"running_ns\":1000,\"coverage\":1.0000}");
 	CHECK_SUBSTR(lines[0], "\"dTLB-load-misses\":{\"count\":600,\"raw\":300,"
@@ -347,13 +348,13 @@ static void test_csv(void)
 	if (n < 1)
 		goto out;
 	nf = csv_split(lines[0], header, MAX_FIELDS);
-	CHECK_EQ_INT(nf, 18 + 2 * 4 + 1 + 2);
+	CHECK_EQ_INT(nf, 19 + 2 * 4 + 1 + 2);
 	CHECK_STR(lines[0], "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
 			    "cycles,instructions,LLC-load-misses,dTLB-load-misses,cycles_coverage,"
 			    "instructions_coverage,LLC-load-misses_coverage,"
 			    "dTLB-load-misses_coverage,ipc,LLC-load-misses_mpki,"
 			    "dTLB-load-misses_mpki,voluntary_switches,involuntary_switches,"
-			    "offcpu_ns,runq_count,runq_total_ns,runq_avg_ns,runq_p50_ns,"
+			    "migrations,offcpu_ns,runq_count,runq_total_ns,runq_avg_ns,runq_p50_ns,"
 			    "runq_p99_ns,runq_max_ns");
 	for (i = 1; i < n; i++)
 		if (!CHECK_EQ_INT(csv_split(lines[i], f, MAX_FIELDS), nf))

@@ -14,6 +14,8 @@
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
  *   work migrate A B MS        burn MS ms of CPU in cgroup directory A, then MS in B
+ *   work hop N MS             N times: pin itself to the other of CPUs 0 and 1, burn MS
+ *                             ms of CPU there; reports the kernel's se.nr_migrations
  *   work writes N             N write() calls of one byte to /dev/null (then its
  *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
@@ -29,6 +31,7 @@
  * /proc/self/schedstat (run-queue wait and run count) at main() and at the end.
  */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +318,34 @@ int main(int argc, char **argv)
 		}
 		printf("{\"first_cpu_ns\":%.0f}\n", first * 1e9);
 		report("migrate");
+	} else if (!strcmp(argv[1], "hop") && argc > 3) {
+		long n = atol(argv[2]), i;
+		char line[256];
+		FILE *f;
+
+		for (i = 0; i < n; i++) {
+			cpu_set_t set;
+			double end;
+			volatile unsigned long x = 0;
+
+			CPU_ZERO(&set);
+			CPU_SET(i % 2, &set);
+			if (sched_setaffinity(0, sizeof(set), &set)) {
+				perror("sched_setaffinity");
+				return 1;
+			}
+			end = now(CLOCK_PROCESS_CPUTIME_ID) + atol(argv[3]) / 1e3;
+			while (now(CLOCK_PROCESS_CPUTIME_ID) < end)
+				x++;
+		}
+		/* the scheduler's own count of this thread's moves (CONFIG_SCHED_DEBUG) */
+		f = fopen("/proc/self/sched", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "se.nr_migrations", 16))
+				printf("{\"nr_migrations\":%ld}\n", atol(strchr(line, ':') + 1));
+		if (f)
+			fclose(f);
+		report("hop");
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;
 		char buf[16];
