@@ -55,6 +55,28 @@ static void iso_time(char *buf, size_t len, __u64 ns)
 	snprintf(buf, len, "%.20s.%03uZ", sec, (unsigned)(ns % 1000000000ULL / 1000000ULL));
 }
 
+void json_event_fields(struct json_writer *w, const struct event_info *ev)
+{
+	jw_key(w, "name");
+	jw_string(w, ev->spec.name);
+	jw_key(w, "class");
+	jw_string(w, event__class(&ev->spec));
+	jw_key(w, "state");
+	jw_string(w, event_state__str(ev->state));
+	jw_key(w, "group");
+	if (ev->spec.group >= 0)
+		jw_u64(w, (__u64)ev->spec.group);
+	else
+		jw_null(w);
+	jw_key(w, "cpus");
+	jw_u64(w, (__u64)ev->cpus);
+	jw_key(w, "error");
+	if (ev->err)
+		jw_string(w, strerror(ev->err));
+	else
+		jw_null(w);
+}
+
 int output__start(struct output *o, const struct event_info *ev, int nr, bool no_pmu,
 		  const char *attach, int nr_cpus)
 {
@@ -83,24 +105,7 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 			jw_start_object(&w);
 			jw_key(&w, "type");
 			jw_string(&w, "event");
-			jw_key(&w, "name");
-			jw_string(&w, ev[i].spec.name);
-			jw_key(&w, "class");
-			jw_string(&w, event__class(&ev[i].spec));
-			jw_key(&w, "state");
-			jw_string(&w, event_state__str(ev[i].state));
-			jw_key(&w, "group");
-			if (ev[i].spec.group >= 0)
-				jw_u64(&w, (__u64)ev[i].spec.group);
-			else
-				jw_null(&w);
-			jw_key(&w, "cpus");
-			jw_u64(&w, (__u64)ev[i].cpus);
-			jw_key(&w, "error");
-			if (ev[i].err)
-				jw_string(&w, strerror(ev[i].err));
-			else
-				jw_null(&w);
+			json_event_fields(&w, &ev[i]);
 			jw_end_object(&w);
 			fputc('\n', o->f);
 		}

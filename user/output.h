@@ -36,6 +36,9 @@ int output__snapshot(struct output *o, const struct snapshot *snap);
  */
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
 		    char *const *argv, int exit_code, unsigned int nr_procs);
+struct json_writer;
+/* An event's description (name, class, state, group, cpus, error) as keys of the open object. */
+void json_event_fields(struct json_writer *w, const struct event_info *ev);
 /* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */
 const char *fmt_count(char *buf, size_t len, double v);
 

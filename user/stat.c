@@ -647,17 +647,7 @@ static void json_report(FILE *f, const struct stat_ctx *ctx, const struct series
 	jw_start_array(&w);
 	for (i = 0; i < nr_ev; i++) {
 		jw_start_object(&w);
-		jw_key(&w, "name");
-		jw_string(&w, ev[i].spec.name);
-		jw_key(&w, "class");
-		jw_string(&w, event__class(&ev[i].spec));
-		jw_key(&w, "state");
-		jw_string(&w, event_state__str(ev[i].state));
-		jw_key(&w, "error");
-		if (ev[i].err)
-			jw_string(&w, strerror(ev[i].err));
-		else
-			jw_null(&w);
+		json_event_fields(&w, &ev[i]);
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);
