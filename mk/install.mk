@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # make install                 binary, systemd unit, defaults, sysusers, sysctl,
-#                              man pages, bash completion, docs
+#                              man pages, bash completion, docs, Prometheus rules
 #                              (then: systemctl daemon-reload; systemctl enable --now pmbpf)
 # make install DESTDIR=/tmp/x PREFIX=/usr    staged or elsewhere
 #
@@ -29,7 +29,7 @@ DOC_FILES := $(wildcard docs/*.md) docs/flamegraph-example.svg docs/flamegraph-e
 install: $(OUTPUT)pmbpf man
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/pmbpf)
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCTLDIR) \
-		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/deploy/prometheus $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)pmbpf $(DESTDIR)$(BINDIR)/pmbpf
 	$(Q)sed -e 's|/usr/local/bin/pmbpf|$(BINDIR)/pmbpf|' \
@@ -44,6 +44,7 @@ install: $(OUTPUT)pmbpf man
 	$(Q)$(INSTALL) -m 0644 deploy/pmbpf.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pmbpf
 	$(Q)$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	$(Q)$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
+	$(Q)$(INSTALL) -m 0644 deploy/prometheus/pmbpf-rules.yml $(DESTDIR)$(DOCDIR)/deploy/prometheus/
 	$(Q)if [ -n "$(DESTDIR)" ]; then \
 		echo "staged into $(DESTDIR) (nothing enabled or started)"; \
 	elif [ -d /run/systemd/system ]; then \
