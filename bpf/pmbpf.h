@@ -91,4 +91,11 @@ enum pmbpf_stat {
 	PMBPF_STAT_NR,
 };
 
+/* --hot: samples of one user address of one process (key of the hot_ips map). */
+struct pmbpf_hot_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 ip; /* 0: the sample was in the kernel, with no user address known */
+};
+
 #endif /* __PMBPF_H */

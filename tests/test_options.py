@@ -19,7 +19,8 @@ BY_ARG = {"LIST": "task-clock", "NAME": "task-clock", "TIME": "1", "N": "16", "P
           "PATH": "/", "FORMAT": "json", "WHAT": "process", "FILE": "/dev/null", "TEXT": "t",
           "HZ": "99", "ADDR:PORT": "127.0.0.1:9465", "NAME=+P%": "ipc=-5%", "K": "3",
           "CPUS": "0.1"}
-SPEC = re.compile(r"^  (?:-([A-Za-z0-9]), |    )--([a-z0-9-]+)(?: (\S+))?(?:  |$)")
+# an optional argument is listed as --name[=ARG] (long options only)
+SPEC = re.compile(r"^  (?:-([A-Za-z0-9]), |    )--([a-z0-9-]+)(?: (\S+)|(\[=\S+\]))?(?:  |$)")
 
 
 def commands():
@@ -35,7 +36,7 @@ def options(cmd):
     lines = [l for l in p.stdout.splitlines() if re.match(r"^ +-", l)]
     unread = [l for l in lines if not SPEC.match(l)]
     assert not unread, f"option lines not as '  -x, --name ARG  help': {unread}"
-    return [SPEC.match(l).groups() for l in lines]
+    return [(m[0], m[1], m[2] or m[3]) for m in (SPEC.match(l).groups() for l in lines)]
 
 
 def run(cmd, *args):
@@ -64,7 +65,12 @@ def test_listed_options_are_taken(cmd):
     """Spelled as listed, with an argument exactly when --help names one."""
     bad = []
     for letter, name, arg in options(cmd):
-        if arg:
+        if arg and arg.startswith("[="):
+            # optional: --name=ARG takes it, a separate word is not taken
+            p = run(cmd, f"--{name}", "--no-such-option")
+            if "unrecognized option '--no-such-option'" not in p.stderr:
+                bad.append(f"--{name} without {arg}: {p.stderr.strip()}")
+        elif arg:
             p = run(cmd, f"--{name}")
             if f"option '--{name}' requires an argument" not in p.stderr:
                 bad.append(f"--{name} without {arg}: {p.stderr.strip()}")
@@ -89,9 +95,13 @@ def test_listed_options_are_handled(cmd):
         pytest.skip("no cgroup2 mount for -G /")
     bad = []
     for letter, name, arg in options(cmd):
-        value = [BY_NAME.get(name) or BY_ARG[arg]] if arg else []
-        for spelling in ([f"--{name}"] + ([f"-{letter}"] if letter else [])):
-            p = run(cmd, spelling, *value, "--no-such-option")
+        optional = arg and arg.startswith("[=")
+        value = [BY_NAME.get(name) or BY_ARG[arg.strip("[=]")]] if arg else []
+        spellings = [([f"--{name}"], value)] + ([([f"-{letter}"], value)] if letter else [])
+        if optional:
+            spellings = [([f"--{name}={value[0]}"], []), ([f"--{name}"], [])]
+        for spelling, value in spellings:
+            p = run(cmd, *spelling, *value, "--no-such-option")
             if name == "help":
                 ok = p.returncode == 0 and p.stdout.startswith("Usage: pmbpf ")
             else:

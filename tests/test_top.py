@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import BUILD, PMBPF, WORK, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -243,6 +243,24 @@ def test_not_a_terminal():
 def test_bad_option():
     p = subprocess.run([PMBPF, "top", "-d", "0"], capture_output=True, text=True, timeout=30)
     assert p.returncode == 2 and "invalid interval '0'" in p.stderr
+
+
+@needs_tmux
+def test_hot_column(pane):
+    """--hot: a HOT column naming the spinner's function, the first to go when narrow."""
+    spin = spawn(os.path.join(BUILD, "workloads", "profload"), "spin", 30)
+    try:
+        t = pane(f"--hot=99 -e {EVENTS} -p {spin.pid}")
+        s = t.wait(lambda s: (row_of(s, spin.pid) or {}).get("HOT") == "prof_spin" and s,
+                   what="prof_spin in HOT")
+        head = table(s)[0]
+        assert head.index("HOT") == head.index("COMMAND") + 1, show(s)
+        t.resize(80, 24)
+        s = t.wait(lambda s: table(s)[0] and "HOT" not in table(s)[0] and s, what="narrow")
+        assert "COMMAND" in table(s)[0] and "CPU%" in table(s)[0], show(s)
+    finally:
+        spin.kill()
+        spin.wait()
 
 
 @needs_tmux

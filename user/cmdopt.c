@@ -41,6 +41,12 @@ static bool help_lines_ok(const char *help)
 	}
 }
 
+/* "[=HZ]": the argument may be left out (given as --name=HZ). */
+static bool optional_arg(const struct cmdopt *o)
+{
+	return o->arg && o->arg[0] == '[';
+}
+
 int cmdopt__check(const struct cmdopts *c, char *msg, size_t len)
 {
 	const struct cmdopt *o, *p;
@@ -62,6 +68,13 @@ int cmdopt__check(const struct cmdopts *c, char *msg, size_t len)
 		}
 		if (o->arg && (!*o->arg || strchr(o->arg, ' '))) {
 			snprintf(msg, len, "--%s: bad placeholder '%s'", o->name, o->arg);
+			return -EINVAL;
+		}
+		if (optional_arg(o) && (o->val < CMDOPT_LONG_ONLY || strncmp(o->arg, "[=", 2) ||
+					o->arg[strlen(o->arg) - 1] != ']')) {
+			snprintf(msg, len,
+				 "--%s: an optional '%s' needs a long-only option and [=ARG]",
+				 o->name, o->arg);
 			return -EINVAL;
 		}
 		if (!o->help || !help_lines_ok(o->help)) {
@@ -103,7 +116,10 @@ int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g)
 	if (!c->permute)
 		*s++ = '+';
 	for (o = c->opts; o->name; o++, i++) {
-		g->longs[i] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+		g->longs[i] = (struct option){ o->name,
+					       !o->arg	       ? no_argument :
+					       optional_arg(o) ? optional_argument :
+								 required_argument,
 					       NULL, o->val };
 		if (o->val < CMDOPT_LONG_ONLY) {
 			*s++ = (char)o->val;
@@ -119,7 +135,7 @@ int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g)
 /* "-e, --events LIST" or "    --raw-tp" */
 static int spec_width(const struct cmdopt *o)
 {
-	return 4 + 2 + (int)strlen(o->name) + (o->arg ? 1 + (int)strlen(o->arg) : 0);
+	return 4 + 2 + (int)strlen(o->name) + (o->arg ? !optional_arg(o) + (int)strlen(o->arg) : 0);
 }
 
 void cmdopt__fprint(const struct cmdopts *c, FILE *f)
@@ -137,8 +153,8 @@ void cmdopt__fprint(const struct cmdopts *c, FILE *f)
 			fprintf(f, "  -%c, ", o->val);
 		else
 			fputs("      ", f);
-		fprintf(f, "--%s%s%s%*s", o->name, o->arg ? " " : "", o->arg ?: "",
-			width - spec_width(o), "");
+		fprintf(f, "--%s%s%s%*s", o->name, o->arg && !optional_arg(o) ? " " : "",
+			o->arg ?: "", width - spec_width(o), "");
 		for (line = o->help;; line = nl + 1) {
 			nl = strchr(line, '\n');
 			if (line != o->help)

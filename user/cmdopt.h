@@ -23,7 +23,11 @@ struct cmdopt {
 	 */
 	int val;
 	const char *name; /* the long option, without "--" */
-	const char *arg; /* its argument's placeholder ("LIST"); NULL: it takes none */
+	/*
+	 * Its argument's placeholder ("LIST"); NULL: it takes none. "[=HZ]": an
+	 * optional argument, of a long-only option (given as --name=HZ).
+	 */
+	const char *arg;
 	const char *help; /* one line; "\n" starts another, indented under it */
 };
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cgroup.h"
+#include "hot.h"
 #include "options.h"
 #include "pmu.h"
 #include "util.h"
@@ -119,6 +120,18 @@ int options__pid(const char *arg, pid_t *pid)
 	return 0;
 }
 
+int options__hot(const char *arg, __u32 *hz)
+{
+	unsigned long long v = HOT_DEFAULT_HZ;
+
+	if (arg && uint__parse(arg, 1, HOT_MAX_HZ, &v)) {
+		pr_err("invalid --hot '%s': give a rate of 1 to %d (Hz)\n", arg, HOT_MAX_HZ);
+		return -EINVAL;
+	}
+	*hz = (__u32)v;
+	return 0;
+}
+
 int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len)
 {
 	switch (c) {
@@ -138,6 +151,8 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 	case OPT_RAW_TP:
 		s->force_raw_tp = true;
 		return 1;
+	case OPT_HOT:
+		return options__hot(arg, &s->hot_hz) ?: 1;
 	case 'v':
 		s->verbose = true;
 		return 1;

@@ -14,6 +14,7 @@
 /* Values of the long-only options (cmdopt.h): shared ones, then each command's. */
 enum {
 	OPT_RAW_TP = CMDOPT_LONG_ONLY, /* --raw-tp */
+	OPT_HOT, /* --hot[=HZ] */
 	OPT_COMMAND, /* the first value free for a command's own */
 };
 
@@ -31,9 +32,11 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);
 int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
+/* --hot[=HZ]: arg NULL for the default rate. */
+int options__hot(const char *arg, __u32 *hz);
 /*
  * The options every collecting subcommand takes the same way: -e, -p, -G
- * (resolved into cgroup_buf), -m, -M, --raw-tp and -v. Returns 1 when c
+ * (resolved into cgroup_buf), -m, -M, --raw-tp, --hot and -v. Returns 1 when c
  * was one of them, 0 when it is not, -EINVAL on a bad value.
  */
 int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len);
@@ -52,5 +55,9 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 #define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
 #define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
 #define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"
+#define OPTION_HOT                                                       \
+	OPT_HOT, "hot", "[=HZ]",                                         \
+		"sample each process's hottest function at HZ per CPU\n" \
+		"(default 19, 1 to 999; off by default)"
 
 #endif

@@ -213,13 +213,25 @@ static void table_cell(const struct figure *fd, int i, void *arg)
 				    figure__value(fd, r->f, &r->m, i), &r->m));
 }
 
-/* The figure columns of the table (f NULL: their titles), then the end of the line. */
-static void table_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
+/* Characters of the HOT column's function name kept, as COMM keeps 16. */
+#define HOT_WIDTH 32
+
+/* The HOT cell of a row: its function, cut to HOT_WIDTH characters, or "-". */
+static const char *hot_cell(char *buf, size_t len, const struct proc_row *row);
+
+/*
+ * The figure columns of the table (f NULL: their titles), then hot as the
+ * last column (NULL: none), then the end of the line.
+ */
+static void table_figures(struct output *o, const struct snapshot *snap, const struct figures *f,
+			  const char *hot)
 {
 	struct row r;
 
 	row_init(&r, o, snap, f, !f);
 	catalog__each(snap, OUT_TABLE, table_cell, &r);
+	if (hot)
+		fprintf(o->f, " %s", hot);
 	fputc('\n', o->f);
 }
 
@@ -287,11 +299,11 @@ static void table(struct output *o, const struct snapshot *snap)
 		snap->interval_ns / 1e9, snap->nr_rows, snap->nr_cgroups);
 	if (o->procs) {
 		fprintf(o->f, "%7s %-16s %-24s", "PID", "COMM", "CGROUP");
-		table_figures(o, snap, NULL);
+		table_figures(o, snap, NULL, snap->hot ? "HOT" : NULL);
 		for (r = 0; r < snap->nr_rows; r++) {
 			const struct proc_row *row = &snap->rows[r];
 			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
-			char path[4096 * 3], cut[64];
+			char path[4096 * 3], cut[64], hot[HOT_WIDTH * 3 + 1];
 
 			snprintf(comm, sizeof(comm), "%s%s",
 				 printable(safe, sizeof(safe), row->comm), row->exited ? "*" : "");
@@ -301,13 +313,14 @@ static void table(struct output *o, const struct snapshot *snap)
 				fprintf(o->f, "%7u", row->pid);
 			printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
 			fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
-			table_figures(o, snap, &row->f);
+			table_figures(o, snap, &row->f,
+				      snap->hot ? hot_cell(hot, sizeof(hot), row) : NULL);
 		}
 	}
 	if (o->cgroups) {
 		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME",
 			"ID", "PROCS");
-		table_figures(o, snap, NULL);
+		table_figures(o, snap, NULL, NULL);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
 			char path[4096 * 3], cut[64];
@@ -317,7 +330,7 @@ static void table(struct output *o, const struct snapshot *snap)
 				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
 				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
-			table_figures(o, snap, &cg->total);
+			table_figures(o, snap, &cg->total, NULL);
 		}
 	}
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_LOST])
@@ -513,6 +526,41 @@ static void json_common(struct json_writer *w, const struct snapshot *snap, cons
 	jw_double(w, snap->interval_ns / 1e9, 6);
 }
 
+static const char *hot_cell(char *buf, size_t len, const struct proc_row *row)
+{
+	const unsigned char *p;
+	int chars = 0;
+
+	if (!row->hot)
+		return "-";
+	printable(buf, len, row->hot);
+	/* cut at a character boundary */
+	for (p = (const unsigned char *)buf; *p; p++)
+		if ((*p & 0xc0) != 0x80 && ++chars > HOT_WIDTH) {
+			*(char *)p = '\0';
+			break;
+		}
+	return buf;
+}
+
+/* "hot_function": {"name", "samples", "share"}, or null: --hot had no sample of it. */
+static void json_hot(struct json_writer *w, const struct proc_row *row)
+{
+	jw_key(w, "hot_function");
+	if (!row->hot) {
+		jw_null(w);
+		return;
+	}
+	jw_start_object(w);
+	jw_key(w, "name");
+	jw_string(w, row->hot);
+	jw_key(w, "samples");
+	jw_u64(w, row->hot_samples);
+	jw_key(w, "share");
+	jw_double(w, row->hot_share, 3);
+	jw_end_object(w);
+}
+
 static void json(struct output *o, const struct snapshot *snap)
 {
 	const struct self_figure *self;
@@ -549,6 +597,8 @@ static void json(struct output *o, const struct snapshot *snap)
 			jw_u64(&w, row->folded);
 		}
 		json_figures(&w, snap, &row->f);
+		if (snap->hot)
+			json_hot(&w, row);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 	}

@@ -29,6 +29,7 @@ static const struct cmdopt options[] = {
 	  "all for json; csv takes one of process, cgroup)" },
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
+	{ OPTION_HOT },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},

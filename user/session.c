@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
+#include "hot.h"
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
@@ -65,6 +66,7 @@ struct session {
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	struct map_reader counts;
 	size_t stride; /* of a CPU's value in the counts map */
+	struct hot *hot; /* --hot, or NULL */
 };
 
 /*
@@ -377,6 +379,12 @@ static int load(struct bpfload *bl, void *ctx)
 	}
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
+	/* --hot's sampler and its map exist only with the option */
+	bpf_program__set_autoload(skel->progs.hot_sample, o->hot_hz != 0);
+	bpf_map__set_autocreate(skel->maps.hot_ips, o->hot_hz != 0);
+	skel->rodata->hot_task_regs =
+		o->hot_hz &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
@@ -694,6 +702,13 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = attach(s);
 	if (err)
 		goto fail;
+	if (o->hot_hz) {
+		err = hot__open(&s->hot, s->skel->progs.hot_sample,
+				bpf_map__fd(s->skel->maps.hot_ips), o->hot_hz, s->online,
+				s->nr_cpus);
+		if (err)
+			goto fail;
+	}
 	/* The first flush sets every CPU's starting point. */
 	err = flush_cpus(s);
 	if (err)
@@ -790,6 +805,12 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = account__finish(s->acct);
 	if (err)
 		return err;
+	snap->hot = s->hot != NULL;
+	if (s->hot) {
+		err = hot__collect(s->hot, snap);
+		if (err)
+			return err;
+	}
 
 	percpu_array__sum(bpf_map__fd(s->skel->maps.stats), snap->stats, PMBPF_STAT_NR);
 	/* run time and count: non-zero with kernel.bpf_stats_enabled=1 */
@@ -911,6 +932,7 @@ void session__close(struct session *s)
 
 	if (!s)
 		return;
+	hot__free(s->hot);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);

@@ -19,6 +19,7 @@ struct session_opts {
 	struct metric_sel metrics; /* -M: their groups are at the end of events */
 	bool force_raw_tp;
 	bool verbose;
+	__u32 hot_hz; /* --hot: sample rate of the hottest-function sampler; 0: off */
 };
 
 struct session;

@@ -43,6 +43,10 @@ struct proc_row {
 	__u64 start_ns;
 	__u64 folded;
 	struct figures f;
+	/* --hot: the function most samples of this process were in, or NULL (snapshot__strdup) */
+	const char *hot;
+	__u64 hot_samples; /* of that function */
+	double hot_share; /* of the process's samples this interval */
 };
 
 /* Container identity read from a cgroup path alone. */
@@ -94,6 +98,7 @@ struct snapshot {
 	struct prog_stat progs[SNAPSHOT_MAX_PROGS];
 	int nr_progs;
 	struct snapshot_strings *strings; /* what snapshot__strdup copied */
+	bool hot; /* --hot: rows carry their hottest function */
 };
 
 struct proc_row *snapshot__add_row(struct snapshot *snap);

@@ -40,6 +40,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_CGROUP },
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
+	{ OPTION_HOT },
 	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
 	{ CMDOPT_HELP },
 	{},

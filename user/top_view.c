@@ -46,7 +46,7 @@ static struct top_col *col_add(struct top_view *v, enum top_col_kind kind, const
 	c->width = width > n ? width : n;
 	c->prio = prio;
 	c->text = kind == TOP_USER || kind == TOP_COMMAND || kind == TOP_CONTAINER ||
-		  kind == TOP_CGROUP;
+		  kind == TOP_CGROUP || kind == TOP_HOT;
 	return c;
 }
 
@@ -111,6 +111,9 @@ void top_view__columns(struct top_view *v, const struct snapshot *snap)
 		col_add(v, TOP_USER, "USER", 8, 55);
 		figure_columns(v, snap);
 		col_add(v, TOP_COMMAND, "COMMAND", 15, 98);
+		/* the first to go on a narrow terminal */
+		if (snap->hot)
+			col_add(v, TOP_HOT, "HOT", 20, 1);
 		col_add(v, TOP_CGROUP, "CGROUP", 16, 70)->flex = true;
 	}
 }
@@ -335,6 +338,9 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 			if (!it->skey)
 				it->skey = "";
 			break;
+		case TOP_HOT:
+			it->skey = it->proc && it->proc->hot ? it->proc->hot : "";
+			break;
 		}
 	}
 	top_view__sort(v);
@@ -359,7 +365,7 @@ static int cmp_items(const void *a, const void *b, void *arg)
 	const struct top_sort *s = arg;
 	const struct top_item *x = a, *y = b;
 	bool text = s->kind == TOP_USER || s->kind == TOP_COMMAND || s->kind == TOP_CONTAINER ||
-		    s->kind == TOP_CGROUP;
+		    s->kind == TOP_CGROUP || s->kind == TOP_HOT;
 	bool descending = !text && s->kind != TOP_PID;
 	int r;
 
@@ -475,6 +481,9 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		if (!s)
 			s = p ? p->cgroup : it->cg->path;
 		snprintf(buf, len, "%s", s ? s : "?");
+		break;
+	case TOP_HOT:
+		snprintf(buf, len, "%s", p && p->hot ? p->hot : "-");
 		break;
 	}
 }

@@ -20,6 +20,7 @@ enum top_col_kind {
 	TOP_COMMAND,
 	TOP_CONTAINER,
 	TOP_CGROUP,
+	TOP_HOT, /* --hot: the process's hottest function */
 };
 
 #define TOP_MAX_COLS (8 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)

@@ -67,7 +67,15 @@ static void check_accepted(const struct cmdopts *c, const struct cmdopt_getopt *
 	for (o = c->opts; o->name; o++) {
 		snprintf(lng, sizeof(lng), "--%s", o->name);
 		snprintf(eq, sizeof(eq), "--%s=x1", o->name);
-		if (o->arg) {
+		if (o->arg && o->arg[0] == '[') {
+			/* optional: only --name=ARG gives it; the next word stays an operand */
+			v = parse_one(g, 3, (char *[]){ "t", lng, "x1", NULL }, &arg);
+			check_record(v == o->val && !arg, __FILE__, __LINE__, "%s: %s x1: %d '%s'",
+				     c->cmd, lng, v, arg ?: "(null)");
+			v = parse_one(g, 2, (char *[]){ "t", eq, NULL }, &arg);
+			check_record(v == o->val && arg && !strcmp(arg, "x1"), __FILE__, __LINE__,
+				     "%s: %s: %d", c->cmd, eq, v);
+		} else if (o->arg) {
 			v = parse_one(g, 3, (char *[]){ "t", lng, "x1", NULL }, &arg);
 			check_record(v == o->val && arg && !strcmp(arg, "x1"), __FILE__, __LINE__,
 				     "%s: %s x1: %d '%s'", c->cmd, lng, v, arg ?: "(null)");
@@ -129,7 +137,7 @@ static void check_usage(const struct cmdopts *c)
 				 o->arg ? " " : "", o->arg ?: "");
 		else
 			snprintf(spec, sizeof(spec), "\n      --%s%s%s  ", o->name,
-				 o->arg ? " " : "", o->arg ?: "");
+				 o->arg && o->arg[0] != '[' ? " " : "", o->arg ?: "");
 		check_record(strstr(u, spec), __FILE__, __LINE__, "%s: '%s' in the usage", c->cmd,
 			     spec + 1);
 		for (h = o->help;; h = nl + 1) {
@@ -233,6 +241,8 @@ static void test_refused(void)
 		{ 'E', "events", "LIST", "events again" });
 	REFUSED("same value 256", { 256, "folded", NULL, "folded" }, { 256, "svg", NULL, "svg" });
 	REFUSED("no short letter", { '?', "what", NULL, "what" });
+	REFUSED("needs a long-only option", { 'f', "freq", "[=HZ]", "a rate" });
+	REFUSED("needs a long-only option", { 256, "freq", "[HZ]", "a rate" });
 	REFUSED("no short letter", { 0, "zero", NULL, "zero" });
 	REFUSED("bad option name", { 'e', "--events", "LIST", "events" });
 	REFUSED("bad option name", { 'e', "Events", "LIST", "events" });

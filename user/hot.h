@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --hot: the hottest function of each process, from a low-rate per-CPU
+ * cpu-clock sample (the hot_sample program counts user addresses per
+ * process in the hot_ips map; here they become function names).
+ */
+#ifndef __PMBPF_HOT_H
+#define __PMBPF_HOT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "snapshot.h"
+
+#define HOT_DEFAULT_HZ 19
+#define HOT_MAX_HZ     999
+
+struct hot;
+struct bpf_program;
+
+/*
+ * Open a cpu-clock sampling event at hz on each online CPU and attach prog
+ * to it; map_fd is its hot_ips map. Returns 0 or a negative errno (printed).
+ */
+int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz, const bool *online,
+	      int nr_cpus);
+/* Read and empty the map: each row of snap gets its process's hottest function. */
+int hot__collect(struct hot *h, struct snapshot *snap);
+void hot__free(struct hot *h);
+
+#endif
