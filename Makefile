@@ -44,7 +44,7 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 # Subcommands that need more than libbpf (ncurses, libdw, libmicrohttpd) are
 # left out of static builds (VM guests), which carry record, stat, doctor, list.
 FULL_SRCS := $(wildcard user/top*.c user/serve*.c user/prom*.c user/http*.c user/profile*.c \
-	user/symbol*.c user/flame*.c)
+	user/symbol*.c user/flame*.c user/hot.c)
 LIBS := -lbpf -lelf -lz -lm -lncursesw -ltinfo -ldw -liberty -lmicrohttpd
 ifeq ($(STATIC),1)
 LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lm -static

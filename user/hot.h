@@ -17,6 +17,7 @@
 struct hot;
 struct bpf_program;
 
+#ifndef PMBPF_MINIMAL
 /*
  * Open a cpu-clock sampling event at hz on each online CPU and attach prog
  * to it; map_fd is its hot_ips map. Returns 0 or a negative errno (printed).
@@ -26,5 +27,30 @@ int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz, c
 /* Read and empty the map: each row of snap gets its process's hottest function. */
 int hot__collect(struct hot *h, struct snapshot *snap);
 void hot__free(struct hot *h);
+#else
+#include <errno.h>
+#include "util.h"
+
+/* Static builds (the VM guests' record/stat/doctor) have no symbolizer (libdw). */
+static inline int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz,
+			    const bool *online, int nr_cpus)
+{
+	(void)prog, (void)map_fd, (void)hz, (void)online, (void)nr_cpus;
+	*hp = NULL;
+	pr_err("--hot needs the full build (libdw, libiberty); this static build has no symbolizer\n");
+	return -EOPNOTSUPP;
+}
+
+static inline int hot__collect(struct hot *h, struct snapshot *snap)
+{
+	(void)h, (void)snap;
+	return 0;
+}
+
+static inline void hot__free(struct hot *h)
+{
+	(void)h;
+}
+#endif
 
 #endif
