@@ -52,14 +52,6 @@ struct http_server {
 	struct http_conn conns; /* list head, oldest first */
 };
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 int http__listen(const char *addr_port)
 {
 	struct addrinfo hints = {
@@ -185,7 +177,8 @@ static void conn_evict(struct http_conn *hc)
 /* At each new connection: drop waiting ones past the deadline, then the oldest over the cap. */
 static void conns_trim(struct http_server *h)
 {
-	__u64 now = mono_ns(), deadline = (__u64)HTTP_REQUEST_DEADLINE_S * 1000000000ULL;
+	__u64 now = now_ns(CLOCK_MONOTONIC),
+	      deadline = (__u64)HTTP_REQUEST_DEADLINE_S * 1000000000ULL;
 	struct http_conn *hc, *oldest;
 	unsigned int waiting;
 
@@ -232,7 +225,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 		return;
 	}
 	hc->fd = ci->connect_fd;
-	hc->waiting_since = mono_ns();
+	hc->waiting_since = now_ns(CLOCK_MONOTONIC);
 	hc->prev = h->conns.prev;
 	hc->next = &h->conns;
 	h->conns.prev->next = hc;
@@ -265,7 +258,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		__atomic_fetch_add(&h->requests[cls_idx], 1, __ATOMIC_RELAXED);
 	if (hc) {
 		hc->busy = false;
-		hc->waiting_since = mono_ns();
+		hc->waiting_since = now_ns(CLOCK_MONOTONIC);
 	}
 }
 

@@ -18,6 +18,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include "profile_unwind.h"
+#include "util.h"
 
 #define PAST_COPY_SLACK (1 << 20)
 #define UPROC_BUCKETS	1024
@@ -160,21 +161,13 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* A Dwfl with the process's modules as they are mapped now. */
 static int uproc_report(struct unwinder *u, struct uproc *p)
 {
 	Dwfl *dwfl;
 
 	uproc_close(p);
-	p->reported_ns = mono_ns();
+	p->reported_ns = now_ns(CLOCK_MONOTONIC);
 	dwfl = dwfl_begin(&proc_callbacks);
 	if (!dwfl)
 		return -ENOMEM;
@@ -245,7 +238,7 @@ int unwinder__unwind(struct unwinder *u, const struct profile_ustack *rec, __u64
 	if (p->dwfl && !p->reported_ns)
 		uproc_report(u, p);
 	else if ((!p->dwfl || !dwfl_addrmodule(p->dwfl, ip)) &&
-		 mono_ns() - p->reported_ns > REREPORT_NS)
+		 now_ns(CLOCK_MONOTONIC) - p->reported_ns > REREPORT_NS)
 		uproc_report(u, p);
 	if (!p->dwfl) {
 		pcs[0] = ip; /* the process is gone: the sampled pc is all there is */

@@ -26,6 +26,7 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 #include "symbolize.h"
+#include "util.h"
 
 #define PROC_BUCKETS  4096
 #define FILE_BUCKETS  1024
@@ -470,12 +471,9 @@ static struct perf_map *perf_map_get(struct proc *p)
 	char *line = NULL;
 	struct stat st;
 	ssize_t len;
-	struct timespec ts;
-	__u64 now;
+	__u64 now = now_ns(CLOCK_MONOTONIC);
 	FILE *f;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	if (pm && now - pm->checked_ns < PERF_MAP_RECHECK_NS)
 		return pm->n ? pm : NULL;
 	if (pm)
