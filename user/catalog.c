@@ -414,9 +414,14 @@ bool figure__reading(const struct figure *fd)
 	       fd->src == SRC_EVENT_RUNNING || fd->src == SRC_EVENT_COVERAGE;
 }
 
+bool figure__per_event(const struct figure *fd)
+{
+	return figure__reading(fd) || fd->src == SRC_MPKI;
+}
+
 int figure__instances(const struct figure *fd, const struct snapshot *snap)
 {
-	if (figure__reading(fd) || fd->src == SRC_MPKI)
+	if (figure__per_event(fd))
 		return snap->nr_events;
 	if (fd->src == SRC_METRIC)
 		return snap->metrics ? snap->metrics->nr * METRIC_MAX_VALUES : 0;
@@ -476,7 +481,7 @@ bool figure__counting(const struct figure *fd, const struct snapshot *snap, int 
 
 	if (!figure__asked(fd, snap, i))
 		return false;
-	if (figure__reading(fd) || fd->src == SRC_MPKI) {
+	if (figure__per_event(fd)) {
 		if (snap->events[i].state != EVENT_COUNTING)
 			return false;
 	} else if (fd->src == SRC_METRIC) {
@@ -501,7 +506,7 @@ int figure__instance(const struct figure *fd, const struct snapshot *snap, int i
 {
 	const struct metric_use *mu;
 
-	if (figure__reading(fd) || fd->src == SRC_MPKI) {
+	if (figure__per_event(fd)) {
 		part[0] = snap->events[i].spec.name;
 		return 1;
 	}

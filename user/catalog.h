@@ -149,6 +149,8 @@ int figure__instances(const struct figure *fd, const struct snapshot *snap);
 bool figure__present(const struct figure *fd, const struct snapshot *snap);
 /* A figure of one event's reading: the event's JSON object is null when it does not count. */
 bool figure__reading(const struct figure *fd);
+/* One figure per event: the readings' figures and MPKI (instance i is event i). */
+bool figure__per_event(const struct figure *fd);
 /* The events instance i is computed from (its event, fd->needs, its metric's group) were asked for. */
 bool figure__asked(const struct figure *fd, const struct snapshot *snap, int i);
 /* ... and they count on this host: it can have a value. */

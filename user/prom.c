@@ -794,20 +794,11 @@ static bool is_ns(const struct figure *fd)
 	return !strcmp(fd->unit, "ns");
 }
 
-/* Sources with one figure per event: a series per counting event, label event. */
-_Static_assert(SRC_EVENT_COVERAGE == SRC_EVENT + 4 && SRC_MPKI == SRC_EVENT + 5,
-	       "the per-event sources are SRC_EVENT to SRC_MPKI in enum fig_src");
-
-static bool per_event(enum fig_src src)
-{
-	return src >= SRC_EVENT && src <= SRC_MPKI;
-}
-
 /* Labels of instance i of a per-event or -M figure, after a ','. */
 static void instance_labels(struct strbuf *sb, const struct figure *fd, const struct snapshot *snap,
 			    int i)
 {
-	if (per_event(fd->src)) {
+	if (figure__per_event(fd)) {
 		strbuf__printf(sb, ",event=");
 		prom__label_value(sb, snap->events[i].spec.name);
 	} else if (fd->src == SRC_METRIC) {
@@ -865,7 +856,7 @@ static void sample(struct strbuf *sb, const struct snapshot *snap, const char *n
 	double v = NAN;
 	int k = ev_slot(fd->src);
 
-	if (!figure__applies(fd, snap, i) || (per_event(fd->src) && !event_counting(snap, i)))
+	if (!figure__applies(fd, snap, i) || (figure__per_event(fd) && !event_counting(snap, i)))
 		return;
 	if (fd->kind == FIG_GAUGE) {
 		v = m ? figure__value(fd, &a->last, m, i) : NAN;
