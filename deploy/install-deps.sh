@@ -10,7 +10,7 @@ set -eu
 
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev pkg-config
 libncurses-dev libdw-dev libiberty-dev libmicrohttpd-dev libsystemd-dev libcap-dev
-linux-perf python3 python3-pytest util-linux procps tmux
+linux-perf python3 python3-pytest python3-yaml libc6-dbg util-linux procps tmux
 libxml2-utils binutils
 prometheus
 systemd man-db groff-base bash
