@@ -82,7 +82,7 @@ all: $(OUTPUT)pmbpf
 $(OUTPUT) $(OUTPUT)tests $(OUTPUT)workloads:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)%.bpf.o: bpf/%.bpf.c bpf/pmbpf.h $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -MF $(OUTPUT)$*.bpf.d -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp

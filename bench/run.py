@@ -37,6 +37,7 @@ SW_BY_N = {1: "cpu-clock", 2: "cpu-clock,task-clock", 4: SW4, 8: SW8}
 HW_DEFAULT = "cycles,instructions,LLC-load-misses,dTLB-load-misses"
 PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
+PMBPF_DELAYS = "pmbpf no counter --delays"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
 NCPU = os.cpu_count() or 1
@@ -254,8 +255,8 @@ class Bench:
         log("ERROR " + msg)
         self.results["errors"].append(msg)
 
-    def mon_pmbpf(self, events=None, name=None):
-        cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"]
+    def mon_pmbpf(self, events=None, name=None, extra=()):
+        cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
         if events:
             cmd += ["-e", events]
         mon = Monitor(name or ("pmbpf -e " + events if events else "pmbpf (default events)"),
@@ -414,6 +415,8 @@ class Bench:
     def cost_variants(self):
         v = [("unmonitored", None)]
         v.append((PMBPF_NONE, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NONE)))
+        v.append((PMBPF_DELAYS,
+                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_DELAYS, ["--delays"])))
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n)))

@@ -159,6 +159,14 @@ static __always_inline void stat_inc(__u32 idx)
 		*v += 1;
 }
 
+#include "delay.bpf.h"
+
+/* The cgroup of a task in sched_switch: plain loads with tp_btf. */
+static __always_inline __u64 task_cgroup_id(struct task_struct *t, const bool btf)
+{
+	return btf ? t->cgroups->dfl_cgrp->kn->id : BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
 static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create, const bool btf)
 {
 	struct task_ts zero = {}, *ts;
@@ -532,7 +540,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
-	__u64 cgid, id, tick, runtime = 0;
+	__u64 cgid, next_cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	__u64 now, lat = 0, off = 0;
 	__u32 migrated = 0;
@@ -543,6 +551,9 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
+	/* --delays: every span counts, monitored or not (the runner may be anyone) */
+	if (delay_on && !want && !next_want)
+		delay_span_end(tgid, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
 	/*
 	 * Filtering: counters are read only where a monitored task's span
 	 * starts or ends, and at the first switch of each tick, so that this
@@ -616,6 +627,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		return 0;
 	}
 
+	next_cgid = task_cgroup_id(next, btf);
+	if (delay_on) {
+		delay_span_end(
+			tgid, want ? span_cgroup(st, pid, tgid) : bpf_get_current_cgroup_id(), now);
+		if (has_lat && next_want)
+			delay_wait(next_tgid, next_cgid, lat, now);
+	}
+
 	/*
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
@@ -633,8 +652,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
 	st->pend_tgid = next_tgid;
-	st->span_cgid = btf ? next->cgroups->dfl_cgrp->kn->id :
-			      BPF_CORE_READ(next, cgroups, dfl_cgrp, kn, id);
+	st->span_cgid = next_cgid;
 	st->span_tgid = next_tgid;
 	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	st->span_want = next_want;

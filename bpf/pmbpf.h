@@ -88,6 +88,7 @@ enum pmbpf_stat {
 	PMBPF_STAT_WAKEUPS, /* sched_wakeup and sched_wakeup_new calls */
 	PMBPF_STAT_WAIT_UNMATCHED, /* run-queue/off-CPU waits dropped: task not the one expected */
 	PMBPF_STAT_SPAN_UNMATCHED, /* spans whose start this CPU did not see for this task */
+	PMBPF_STAT_DELAY_DROPPED, /* --delays: credits that found the delays map full */
 	PMBPF_STAT_NR,
 };
 
@@ -96,6 +97,23 @@ struct pmbpf_hot_key {
 	__u32 tgid;
 	__u32 pad;
 	__u64 ip; /* 0: the sample was in the kernel, with no user address known */
+};
+
+/*
+ * --delays: the run-queue waits of a process in a cgroup, credited to the
+ * process (in its cgroup) that ran on the waiting task's CPU meanwhile
+ * (key of the delays map; cumulative, only added to by the kernel).
+ */
+struct pmbpf_delay_key {
+	__u32 tgid; /* the process that waited */
+	__u32 by_tgid; /* the one that ran: 0 is the idle task */
+	__u64 cgroup_id;
+	__u64 by_cgroup_id;
+};
+
+struct pmbpf_delay_val {
+	__u64 ns; /* waiting time while by ran */
+	__u64 waits; /* waits in which by ran */
 };
 
 #endif /* __PMBPF_H */

@@ -295,6 +295,9 @@ static const struct self_figure self_figures[] = {
 	{ "spans_unmatched", "pmbpf_spans_unmatched_total", "spans",
 	  "Monitored spans whose switch-in the kernel did not report (credited the scheduler's run time).",
 	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_SPAN_UNMATCHED, OUT_JSON | OUT_PROM },
+	{ "delays_dropped", "pmbpf_delays_dropped_total", "credits",
+	  "--delays: run-queue delay credits lost because the delays map was full.", FIG_COUNTER,
+	  SELF_STAT, PMBPF_STAT_DELAY_DROPPED, OUT_JSON | OUT_PROM },
 	{ "vanished", "pmbpf_vanished_processes_total", "processes",
 	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
 	  OUT_JSON | OUT_PROM },
@@ -302,7 +305,30 @@ static const struct self_figure self_figures[] = {
 	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
 };
 
-_Static_assert(PMBPF_STAT_NR == 8, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 9, "a new BPF statistic needs its entry in self_figures[]");
+
+/*
+ * --delays: not a figure of one row but of a pair of them, so outside
+ * figures[]: JSON's "delayed_by" and "delayed" lists, top's delay line and
+ * the Prometheus family of (cgroup, by) pairs (docs/delays.md).
+ */
+static const struct figure delay_figure = {
+	.name = "delayed_by",
+	.title = "DELAYED-BY",
+	.unit = "ns",
+	.help = "Run-queue waiting time of the cgroup's processes while processes of cgroup \"by\" ran on their CPU (--delays).",
+	.kind = FIG_COUNTER,
+	.fmt = FMT_NS,
+	.outputs = OUT_JSON | OUT_PROM | OUT_TOP,
+	.prom = "runq_delay_seconds_total",
+	.prom_labels = "by",
+	.prom_cgroup_only = true,
+};
+
+const struct figure *catalog__delay(void)
+{
+	return &delay_figure;
+}
 
 const struct figure *catalog__figures(size_t *nr)
 {

@@ -119,6 +119,8 @@ struct figure {
 	bool prom_cgroup_only; /* cardinality: cgroups only, not processes */
 };
 
+/* --delays: the figure of a pair (who waited, who ran meanwhile). */
+const struct figure *catalog__delay(void);
 /* The figures of a row (process, cgroup, command), in display order. */
 const struct figure *catalog__figures(size_t *nr);
 /*

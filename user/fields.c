@@ -166,12 +166,26 @@ static void entries(const char *fmt, bool markdown, bool self)
 	}
 }
 
+/* --delays' figure of a pair: outside the catalog's row figures. */
+static void pair_entry(const char *fmt, bool markdown)
+{
+	const struct figure *fd = catalog__delay();
+	char out[1024];
+	struct shown s;
+
+	figure_shown(fd, markdown, &s);
+	shown_str(&s, markdown, out, sizeof(out));
+	printf(fmt, fd->name, fd->unit, kind_str(fd->kind), out, fd->help);
+}
+
 static void text(void)
 {
 	static const char line[] = "  %-24s %-9s %-8s %s\n      %s\n";
 
 	printf("Figures of a process, a cgroup or a command (NAME: an event, METRIC.VALUE: a -M metric's value):\n\n");
 	entries(line, false, false);
+	printf("\nFigures of a pair (--delays: who waited, who ran meanwhile):\n\n");
+	pair_entry(line, false);
 	printf("\nStatistics of pmbpf itself (the JSON system record, serve's /metrics):\n\n");
 	entries(line, false, true);
 }
@@ -200,6 +214,10 @@ static void markdown(void)
 		printf("%s`%s`", n++ ? ", " : "", name);
 	}
 	printf("\n<!-- end fields:csv -->\n\n");
+
+	printf("<!-- begin fields:pairs -->\n%s", head);
+	pair_entry(row, true);
+	printf("<!-- end fields:pairs -->\n\n");
 
 	printf("<!-- begin fields:self -->\n%s", head);
 	entries(row, true, true);

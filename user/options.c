@@ -153,6 +153,9 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		return 1;
 	case OPT_HOT:
 		return options__hot(arg, &s->hot_hz) ?: 1;
+	case OPT_DELAYS:
+		s->delays = true;
+		return 1;
 	case 'v':
 		s->verbose = true;
 		return 1;

@@ -15,6 +15,7 @@
 enum {
 	OPT_RAW_TP = CMDOPT_LONG_ONLY, /* --raw-tp */
 	OPT_HOT, /* --hot[=HZ] */
+	OPT_DELAYS, /* --delays */
 	OPT_COMMAND, /* the first value free for a command's own */
 };
 
@@ -59,5 +60,10 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 	OPT_HOT, "hot", "[=HZ]",                                         \
 		"sample each process's hottest function at HZ per CPU\n" \
 		"(default 19, 1 to 999; off by default)"
+
+#define OPTION_DELAYS                                                    \
+	OPT_DELAYS, "delays", NULL,                                      \
+		"who delayed whom: each run-queue wait is credited to\n" \
+		"the processes that ran on its CPU meanwhile"
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "catalog.h"
+#include "delay.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "metrics.h"
@@ -561,6 +562,48 @@ static void json_hot(struct json_writer *w, const struct proc_row *row)
 	jw_end_object(w);
 }
 
+/*
+ * --delays: "delayed_by" (who ran while it waited) and "delayed" (who waited
+ * while it ran), the top DELAY_TOP of each by time this interval; for a
+ * cgroup (pid ~0), of its own processes, per cgroup on the other side.
+ */
+static void json_delays(struct json_writer *w, const struct snapshot *snap, __u32 pid, __u64 cgid)
+{
+	static const char *const keys[] = { "delayed_by", "delayed" };
+	struct delay_sum d[DELAY_TOP];
+	size_t n, i;
+	int side;
+
+	for (side = DELAY_BY; side <= DELAY_OF; side++) {
+		n = pid == ~0U ? delay__of_cgroup(snap, cgid, side, d, DELAY_TOP, NULL) :
+				 delay__of_proc(snap, pid, cgid, side, d, DELAY_TOP, NULL);
+		jw_key(w, keys[side]);
+		jw_start_array(w);
+		for (i = 0; i < n; i++) {
+			jw_start_object(w);
+			if (d[i].comm) {
+				jw_key(w, "pid");
+				jw_u64(w, d[i].pid);
+				jw_key(w, "comm");
+				jw_string(w, d[i].comm);
+			}
+			jw_key(w, "cgroup_id");
+			jw_u64(w, d[i].cgroup_id);
+			jw_key(w, "cgroup");
+			if (d[i].cgroup)
+				jw_string(w, d[i].cgroup);
+			else
+				jw_null(w);
+			jw_key(w, "ns");
+			jw_u64(w, d[i].ns);
+			jw_key(w, "waits");
+			jw_u64(w, d[i].waits);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
+	}
+}
+
 static void json(struct output *o, const struct snapshot *snap)
 {
 	const struct self_figure *self;
@@ -599,6 +642,8 @@ static void json(struct output *o, const struct snapshot *snap)
 		json_figures(&w, snap, &row->f);
 		if (snap->hot)
 			json_hot(&w, row);
+		if (snap->delays_on && !row->overflow)
+			json_delays(&w, snap, row->pid, row->cgroup_id);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 	}
@@ -635,6 +680,8 @@ static void json(struct output *o, const struct snapshot *snap)
 		jw_start_object(&w);
 		json_figures(&w, snap, &cg->self);
 		jw_end_object(&w);
+		if (snap->delays_on)
+			json_delays(&w, snap, ~0U, cg->id);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 	}

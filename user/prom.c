@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "catalog.h"
+#include "delay.h"
 #include "metrics.h"
 #include "prom.h"
 
@@ -198,8 +199,20 @@ struct cg {
 	__u64 removed_since; /* 0 while it exists */
 };
 
+/* --delays: the delay of a cgroup's processes while another's ran. */
+struct dpair {
+	struct hnode node;
+	char *cgroup; /* NUL, then by: both paths in one allocation */
+	const char *by;
+	__u64 ns;
+	__u64 last_seen;
+	__u64 removed_since; /* 0 while both cgroups exist */
+};
+
 struct prom_state {
 	struct prom_opts o;
+	struct htab dpairs;
+	bool delays_on;
 	/* the catalog's Prometheus counter of each per-event source, or NULL */
 	const struct figure *ev_fig[EV_SRCS];
 	__u64 updates;
@@ -348,14 +361,24 @@ static void free_cg_node(struct prom_state *ps, struct hnode *n, __u64 now)
 	cg_free(ps, (struct cg *)n);
 }
 
+static void free_dpair_node(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	(void)now;
+	htab_del(&ps->dpairs, n);
+	free(((struct dpair *)n)->cgroup);
+	free(n);
+}
+
 void prom__free(struct prom_state *ps)
 {
 	if (!ps)
 		return;
 	htab_each(&ps->procs, free_proc_node, ps, 0);
 	htab_each(&ps->cgroups, free_cg_node, ps, 0);
+	htab_each(&ps->dpairs, free_dpair_node, ps, 0);
 	free(ps->procs.b);
 	free(ps->cgroups.b);
+	free(ps->dpairs.b);
 	free(ps->rank);
 	free(ps);
 }
@@ -638,6 +661,75 @@ static void expire_cg(struct prom_state *ps, struct hnode *n, __u64 now)
 		cg_free(ps, c);
 }
 
+static struct dpair *dpair_get(struct prom_state *ps, const char *cgroup, const char *by)
+{
+	size_t lc = strlen(cgroup), lb = strlen(by);
+	__u64 h = hash_bytes(str_hash(cgroup), by, lb + 1);
+	struct hnode *n;
+	struct dpair *d;
+
+	if (ps->dpairs.nr_buckets) {
+		for (n = ps->dpairs.b[h & (ps->dpairs.nr_buckets - 1)]; n; n = n->next) {
+			d = (struct dpair *)n;
+			if (n->hash == h && !strcmp(d->cgroup, cgroup) && !strcmp(d->by, by))
+				return d;
+		}
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->node.hash = h;
+	d->cgroup = malloc(lc + lb + 2);
+	if (!d->cgroup || htab_add(&ps->dpairs, &d->node)) {
+		free(d->cgroup);
+		free(d);
+		return NULL;
+	}
+	memcpy(d->cgroup, cgroup, lc + 1);
+	memcpy(d->cgroup + lc + 1, by, lb + 1);
+	d->by = d->cgroup + lc + 1;
+	return d;
+}
+
+/* The snapshot's pairs of processes, summed per pair of their cgroups. */
+static int dpairs_update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
+{
+	size_t i;
+
+	ps->delays_on = true;
+	for (i = 0; i < snap->nr_delays; i++) {
+		const struct delay_pair *p = &snap->delays[i];
+		struct dpair *d;
+
+		if (!p->ns)
+			continue;
+		d = dpair_get(ps, p->cgroup ? p->cgroup : "", p->by_cgroup ? p->by_cgroup : "");
+		if (!d)
+			return -ENOMEM;
+		d->ns += p->ns;
+		d->last_seen = now;
+		d->removed_since = 0;
+	}
+	return 0;
+}
+
+/* A pair goes a grace period after either of its cgroups was removed. */
+static void expire_dpair(struct prom_state *ps, struct hnode *n, __u64 now)
+{
+	struct dpair *d = (struct dpair *)n;
+
+	if (d->last_seen == now)
+		return;
+	if (!d->removed_since) {
+		if (!ps->o.cgroup_exists || (ps->o.cgroup_exists(d->cgroup, ps->o.ctx) &&
+					     ps->o.cgroup_exists(d->by, ps->o.ctx)))
+			return;
+		d->removed_since = now;
+	}
+	if (now - d->removed_since >= ps->o.grace_ns)
+		free_dpair_node(ps, n, now);
+}
+
 int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 {
 	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
@@ -712,8 +804,11 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		if (p->acc)
 			acc_add(ps, p->acc, snap, &row->f);
 	}
+	if (snap->delays_on && dpairs_update(ps, snap, now))
+		return -ENOMEM;
 	htab_each(&ps->procs, expire_proc, ps, now);
 	htab_each(&ps->cgroups, expire_cg, ps, now);
+	htab_each(&ps->dpairs, expire_dpair, ps, now);
 	return 0;
 }
 
@@ -976,6 +1071,55 @@ static int cmp_cg_path(const void *a, const void *b)
 	return strcmp((*(struct cg *const *)a)->path, (*(struct cg *const *)b)->path);
 }
 
+static int cmp_dpair(const void *a, const void *b)
+{
+	const struct dpair *x = *(struct dpair *const *)a, *y = *(struct dpair *const *)b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->cgroup, y->cgroup) ?: strcmp(x->by, y->by);
+}
+
+/*
+ * --delays: the top delay_pairs (cgroup, by) pairs by their delay so far.
+ * A pair that leaves the top stops being exported; its counter goes on
+ * (rate() over a gap sees the growth when it comes back).
+ */
+static void render_dpairs(struct prom_state *ps, struct strbuf *out)
+{
+	const struct figure *fd = catalog__delay();
+	struct dpair **all;
+	size_t i, n = 0, max = ps->o.delay_pairs ? ps->o.delay_pairs : 100;
+	struct hnode *h;
+	char name[128];
+
+	if (!ps->delays_on)
+		return;
+	all = calloc(ps->dpairs.nr + 1, sizeof(*all));
+	if (!all) {
+		out->failed = true;
+		return;
+	}
+	for (i = 0; i < ps->dpairs.nr_buckets; i++)
+		for (h = ps->dpairs.b[i]; h; h = h->next)
+			all[n++] = (struct dpair *)h;
+	if (n > 1)
+		qsort(all, n, sizeof(*all), cmp_dpair);
+	if (n > max)
+		n = max;
+	snprintf(name, sizeof(name), "pmbpf_cgroup_%s", fd->prom);
+	family(out, name, "counter", fd->help);
+	for (i = 0; i < n; i++) {
+		strbuf__printf(out, "%s{cgroup=", name);
+		prom__label_value(out, all[i]->cgroup);
+		strbuf__printf(out, ",by=");
+		prom__label_value(out, all[i]->by);
+		strbuf__printf(out, "} ");
+		put_ns(out, all[i]->ns);
+	}
+	free(all);
+}
+
 static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
 {
 	size_t i, nc = 0, np = 0;
@@ -1022,6 +1166,7 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 	for (i = 0; i < np; i++)
 		s[i].labels = s[i].acc ? lb.buf + off[i] : NULL;
 	render_sets(out, ps, snap, "process", s, np);
+	render_dpairs(ps, out);
 out:
 	strbuf__free(&lb);
 	free(off);

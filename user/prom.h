@@ -29,6 +29,7 @@ void prom__label_value(struct strbuf *sb, const char *v);
 
 struct prom_opts {
 	unsigned int top_k; /* live processes with series (0: none) */
+	unsigned int delay_pairs; /* --delays: (cgroup, by) pairs with series, the top N */
 	__u64 grace_ns; /* how long series of dead processes and removed cgroups stay */
 	/* Does this cgroup (path below the cgroup2 mount) still exist? NULL: always. */
 	bool (*cgroup_exists)(const char *path, void *ctx);

@@ -30,6 +30,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
 	{ OPTION_HOT },
+	{ OPTION_DELAYS },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},

@@ -33,7 +33,9 @@
 #define DEFAULT_TOP_K	    20
 #define DEFAULT_GRACE_NS    (300 * 1000000000ULL)
 
-enum { OPT_GRACE = OPT_COMMAND };
+#define DEFAULT_DELAY_PAIRS 100
+
+enum { OPT_GRACE = OPT_COMMAND, OPT_DELAY_PAIRS };
 
 static const struct cmdopt options[] = {
 	{ 'l', "listen", "ADDR:PORT", "where to serve (default " DEFAULT_LISTEN ")" },
@@ -51,6 +53,10 @@ static const struct cmdopt options[] = {
 	{ OPTION_CGROUP },
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
+	{ OPTION_DELAYS },
+	{ OPT_DELAY_PAIRS, "delay-pairs", "N",
+	  "with --delays: (cgroup, by) pairs with series, the top N\n"
+	  "by delay (default 100)" },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},
@@ -72,6 +78,7 @@ struct serve_opts {
 	__u64 interval_ns;
 	__u64 grace_ns;
 	unsigned int top_k;
+	unsigned int delay_pairs;
 	char cgroup_path[4096];
 };
 
@@ -159,6 +166,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return -EINVAL;
 			}
 			o->top_k = (unsigned int)v;
+			break;
+		case OPT_DELAY_PAIRS:
+			if (uint__parse(optarg, 1, 100000, &v)) {
+				pr_err("invalid --delay-pairs '%s': give 1 to 100000\n", optarg);
+				return -EINVAL;
+			}
+			o->delay_pairs = (unsigned int)v;
 			break;
 		case OPT_GRACE:
 			if (duration__parse(optarg, &o->grace_ns)) {
@@ -350,6 +364,7 @@ int cmd_serve(int argc, char **argv)
 			.interval_ns = DEFAULT_INTERVAL_NS,
 			.grace_ns = DEFAULT_GRACE_NS,
 			.top_k = DEFAULT_TOP_K,
+			.delay_pairs = DEFAULT_DELAY_PAIRS,
 		},
 	};
 	struct output out = { .format = OUTPUT_TABLE, .f = stderr };
@@ -389,6 +404,7 @@ int cmd_serve(int argc, char **argv)
 	sv.have_mount =
 		!cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount, sizeof(sv.cg_mount));
 	po.top_k = sv.o.top_k;
+	po.delay_pairs = sv.o.delay_pairs;
 	po.grace_ns = sv.o.grace_ns;
 	po.cgroup_exists = cgroup_exists;
 	po.ctx = &sv;

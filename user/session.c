@@ -20,6 +20,7 @@
 #include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "hot.h"
+#include "delay.h"
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
@@ -67,6 +68,8 @@ struct session {
 	struct map_reader counts;
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
+	struct delay_acct *delays; /* --delays, or NULL */
+	struct map_reader delays_rd;
 };
 
 /*
@@ -382,6 +385,9 @@ static int load(struct bpfload *bl, void *ctx)
 	/* --hot's sampler and its map exist only with the option */
 	bpf_program__set_autoload(skel->progs.hot_sample, o->hot_hz != 0);
 	bpf_map__set_autocreate(skel->maps.hot_ips, o->hot_hz != 0);
+	/* --delays: the pair map is made tiny without it (the program refers to it) */
+	skel->rodata->delay_on = o->delays;
+	bpf_map__set_max_entries(skel->maps.delays, o->delays ? DELAY_MAP_ENTRIES : 1);
 	skel->rodata->hot_task_regs =
 		o->hot_hz &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
@@ -684,6 +690,16 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts));
 	if (err)
 		goto fail;
+	if (o->delays) {
+		err = map_reader__init(&s->delays_rd, bpf_map__fd(s->skel->maps.delays));
+		if (err)
+			goto fail;
+		s->delays = delay_acct__new();
+		if (!s->delays) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	s->cg = cgroup_cache__new();
 	s->acct = account_new(s);
 	if (!s->cg || !s->acct) {
@@ -757,6 +773,51 @@ static int walk_entry(void *ctx, const void *key, const void *vals, size_t strid
 	return w->err;
 }
 
+static int delay_entry(void *ctx, const void *key, const void *value, size_t stride)
+{
+	(void)stride;
+	return delay_acct__entry(ctx, key, value);
+}
+
+static void proc_comm(void *ctx, __u32 pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	(void)ctx;
+	snprintf(buf, len, "?");
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * --delays: the pairs that grew since the last read, after the rows (whose
+ * names they take); pairs of waiters that exited are deleted from the map.
+ */
+static int read_delays(struct session *s, struct snapshot *snap)
+{
+	const struct pmbpf_delay_key *dead;
+	size_t nr_dead, i;
+	int fd = bpf_map__fd(s->skel->maps.delays);
+	int err = map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
+
+	if (err) {
+		pr_err("cannot read delays map: %s\n", strerror(err < 0 ? -err : ENOMEM));
+		return err < 0 ? err : -ENOMEM;
+	}
+	err = delay_acct__finish(s->delays, snap, cgroup_path, proc_comm, s, &dead, &nr_dead);
+	for (i = 0; i < nr_dead; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	if (err)
+		pr_err("cannot account delays: %s\n", strerror(-err));
+	return err;
+}
+
 static int read_map(struct session *s)
 {
 	struct map_walk w = { .s = s };
@@ -805,6 +866,11 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = account__finish(s->acct);
 	if (err)
 		return err;
+	if (s->delays) {
+		err = read_delays(s, snap);
+		if (err)
+			return err;
+	}
 	snap->hot = s->hot != NULL;
 	if (s->hot) {
 		err = hot__collect(s->hot, snap);
@@ -948,5 +1014,7 @@ void session__close(struct session *s)
 	free(s->stale);
 	free(s->bank);
 	map_reader__free(&s->counts);
+	map_reader__free(&s->delays_rd);
+	delay_acct__free(s->delays);
 	free(s);
 }

@@ -20,6 +20,7 @@ struct session_opts {
 	bool force_raw_tp;
 	bool verbose;
 	__u32 hot_hz; /* --hot: sample rate of the hottest-function sampler; 0: off */
+	bool delays; /* --delays: who delayed whom in the run queues */
 };
 
 struct session;

@@ -133,6 +133,7 @@ void snapshot__reset(struct snapshot *snap)
 {
 	snap->nr_rows = 0;
 	snap->nr_cgroups = 0;
+	snap->nr_delays = 0;
 	memset(snap->system, 0, sizeof(snap->system));
 	strings_free(snap, true);
 }
@@ -146,6 +147,9 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->cgroups);
 	snap->cgroups = NULL;
 	snap->nr_cgroups = snap->cap_cgroups = 0;
+	free(snap->delays);
+	snap->delays = NULL;
+	snap->nr_delays = snap->cap_delays = 0;
 }
 
 static int cmp_cpu(const void *a, const void *b)

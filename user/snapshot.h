@@ -15,6 +15,7 @@
 
 struct metric_sel;
 struct snapshot_strings;
+struct delay_pair;
 
 struct event_info {
 	struct event_spec spec;
@@ -99,6 +100,10 @@ struct snapshot {
 	int nr_progs;
 	struct snapshot_strings *strings; /* what snapshot__strdup copied */
 	bool hot; /* --hot: rows carry their hottest function */
+	bool delays_on; /* --delays: delays holds who delayed whom (delay.h) */
+	struct delay_pair *delays;
+	size_t nr_delays;
+	size_t cap_delays;
 };
 
 struct proc_row *snapshot__add_row(struct snapshot *snap);

@@ -41,6 +41,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
 	{ OPTION_HOT },
+	{ OPTION_DELAYS },
 	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
 	{ CMDOPT_HELP },
 	{},
@@ -589,7 +590,8 @@ static void draw_table(struct top *t, int y)
 	attrset(A_NORMAL);
 	y++;
 
-	rows = LINES - y - 1;
+	/* --delays: the selected row's delay line above the footer */
+	rows = LINES - y - 1 - (t->snap.delays_on ? 1 : 0);
 	if (rows < 1)
 		rows = 1;
 	t->page = rows;
@@ -632,6 +634,11 @@ static void draw_table(struct top *t, int y)
 		mvaddnstr(y + (int)(r - t->first), 0, line, cap);
 	}
 	attrset(A_NORMAL);
+	if (t->snap.delays_on && t->sel < t->v.nr_items) {
+		top_view__delay_line(&t->snap, &t->v.items[t->sel], line, sizeof(line));
+		sanitize(line);
+		mvaddnstr(LINES - 2, 0, line, cap);
+	}
 }
 
 static void draw_footer(struct top *t)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "catalog.h"
+#include "delay.h"
 #include "output.h"
 #include "top_view.h"
 
@@ -486,4 +487,36 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		snprintf(buf, len, "%s", p && p->hot ? p->hot : "-");
 		break;
 	}
+}
+
+const char *top_view__delay_line(const struct snapshot *snap, const struct top_item *it, char *buf,
+				 size_t len)
+{
+	static const char *const heads[] = { "Delayed by:", "Delayed:" };
+	struct delay_sum d[3];
+	char name[64], t[32];
+	size_t n, i, off = 0;
+	__u64 total;
+	int side;
+
+	buf[0] = '\0';
+	if (!snap->delays_on || (!it->proc && !it->cg))
+		return buf;
+	for (side = DELAY_BY; side <= DELAY_OF; side++) {
+		if (it->proc)
+			n = delay__of_proc(snap, it->proc->pid, it->proc->cgroup_id, side, d, 3,
+					   &total);
+		else
+			n = delay__of_cgroup(snap, it->cg->id, side, d, 3, &total);
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", side ? "  " : "",
+				heads[side]);
+		if (!n)
+			off += snprintf(buf + off, off < len ? len - off : 0, " -");
+		for (i = 0; i < n; i++)
+			off += snprintf(buf + off, off < len ? len - off : 0, "%s %s %s %.0f%%",
+					i ? "," : "", delay__name(&d[i], name, sizeof(name)),
+					top_view__fmt_ns(t, sizeof(t), (double)d[i].ns),
+					total ? 100.0 * (double)d[i].ns / (double)total : 0);
+	}
+	return buf;
 }

@@ -101,6 +101,14 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 bool top_view__in_scope(const char *path, const char *scope);
 /* Container label of a cgroup: "docker:0123456789ab", or NULL. */
 const char *top_view__container(const struct cgroup_row *cg, char *buf, size_t len);
+/*
+ * --delays: for the item (a process, or a cgroup's own processes), who
+ * delayed it and whom it delayed this interval, in one line: "Delayed by:
+ * spin (812) 9.0ms 99%, [idle] 10us 1%  Delayed: ...". "" when the
+ * snapshot has no delays.
+ */
+const char *top_view__delay_line(const struct snapshot *snap, const struct top_item *it, char *buf,
+				 size_t len);
 /* ns as "850us", "12.3ms", "1.20s". */
 const char *top_view__fmt_ns(char *buf, size_t len, double ns);
 

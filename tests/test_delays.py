@@ -1,0 +1,316 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""--delays: who delayed whom, against what the test arranges.
+
+Each test pins its workloads (the shell that moves them into their cgroups
+included) so that who can run where is known: a victim and an antagonist on
+one CPU, two antagonists with CPU weights 2:1, or the two on different CPUs.
+The run-queue waits themselves are pmbpf's (checked against the kernel's
+schedstat in test_cgroup.py); here the question is to whom they are credited.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+import pytest
+
+from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+
+pytestmark = needs_root
+
+
+@pytest.fixture
+def cg():
+    """A cgroup v2 directory for the test; children by name."""
+    mnt = cgroup2_mount()
+    if not mnt:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    rel = f"/pmbpf-delays-{os.getpid()}"
+    made = []
+
+    def make(name):
+        path = f"{mnt}{rel}/{name}"
+        os.makedirs(path, exist_ok=True)
+        made.append(path)
+        return path, f"{rel}/{name}"
+    yield make
+    for p in sorted(made, key=len, reverse=True):
+        kill_all(p)
+        try:
+            os.rmdir(p)
+        except OSError:
+            pass
+    try:
+        os.rmdir(mnt + rel)
+    except OSError:
+        pass
+
+
+def kill_all(path):
+    try:
+        with open(path + "/cgroup.procs") as f:
+            pids = [int(x) for x in f.read().split()]
+    except OSError:
+        return
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        with open(path + "/cgroup.procs") as f:
+            if not f.read().strip():
+                return
+        time.sleep(0.05)
+
+
+def start_in(cgdir, cpu, *args, extra_cgroups=()):
+    """A workload in cgroup cgdir (and the v1 cgroups given), pinned to cpu
+    from the shell that moves it on."""
+    moves = "".join(f'echo $$ > "{d}/cgroup.procs" && ' for d in (cgdir,) + tuple(extra_cgroups))
+    return subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", moves + 'exec "$0" "$@"',
+                             WORK] + [str(a) for a in args],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def record(*args, cpu=None):
+    cmd = [PMBPF, "record", "-o", "json", "--delays", "-i", "0.5"] + list(args)
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu)] + cmd
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert '"session"' in line, p.stderr.read()
+    return p
+
+
+def finish(p):
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def cgroup_rows(recs, path):
+    return [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == path]
+
+
+def delayed(rows, key, path):
+    """The delay credited to cgroup path in the rows' lists `key`."""
+    return sum(d["ns"] for r in rows for d in r[key] if d["cgroup"] == path)
+
+
+def cpus_pair():
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("needs two CPUs")
+    return cpus[-1], cpus[0]
+
+
+def test_victim_delay_goes_to_antagonist(cg):
+    """A sleeper and a spinner on one CPU: the sleeper's waits are the spinner's doing.
+
+    pmbpf runs on the other CPU, so that its own collections do not delay the
+    victim. What else runs on the shared CPU (kworkers, interrupts' threads)
+    may take a little of the delay: the bound is 90%, as the issue states.
+    """
+    cpu, other = cpus_pair()
+    vdir, vrel = cg("victim")
+    adir, arel = cg("antagonist")
+    p = record("-b", "all", cpu=other)
+    ant = start_in(adir, cpu, "spin", 60)
+    time.sleep(0.3)
+    vic = start_in(vdir, cpu, "sleep", 2000, 500)
+    vout, _ = vic.communicate(timeout=60)
+    time.sleep(0.6)
+    recs = finish(p)
+    ant.kill()
+    ant.wait()
+    vpid = json.loads(vout.splitlines()[-1])["pid"]
+    vrows = cgroup_rows(recs, vrel)
+    assert vrows, "no row of the victim's cgroup"
+    waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)
+    by_ant = delayed(vrows, "delayed_by", arel)
+    assert waited > 0
+    assert by_ant >= 0.9 * waited, (by_ant, waited, [r["delayed_by"] for r in vrows])
+    # the credit never exceeds the waits it is cut from
+    by_all = sum(d["ns"] for r in vrows for d in r["delayed_by"])
+    assert by_all <= waited, (by_all, waited)
+    # the same pairs seen from the antagonist's side: "delayed" lists the victim
+    arows = cgroup_rows(recs, arel)
+    assert delayed(arows, "delayed", vrel) == by_ant
+    # and per process: the victim's own rows name the spinner
+    procs = [r for r in recs if r["type"] == "process" and r["pid"] == vpid]
+    assert procs
+    by_spin = sum(d["ns"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
+    pwaited = sum(r["runq"]["total_ns"] for r in procs)
+    assert by_spin >= 0.9 * pwaited, (by_spin, pwaited, [r["delayed_by"] for r in procs])
+    names = {d["comm"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid}
+    assert names == {"work"}
+
+
+def v1_cpu_mount():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            fields = post.split()
+            if fields and fields[0] == "cgroup" and "cpu" in fields[2].split(","):
+                return pre.split()[4]
+    return None
+
+
+@pytest.fixture
+def weights(cg):
+    """set(name, share): CPU weight of cgroup name, with cpu.weight where cgroup
+    v2 has the cpu controller, else cgroup v1's cpu.shares. Returns the extra
+    (v1) cgroup directories a task must join, if any."""
+    mnt = cgroup2_mount()
+    v1 = None
+    with open(mnt + "/cgroup.controllers") as f:
+        v2_cpu = "cpu" in f.read().split()
+    if not v2_cpu:
+        v1 = v1_cpu_mount()
+        if not v1:
+            pytest.skip("no cpu controller on cgroup v2 nor v1")
+    made = []
+
+    def set_weight(name, share):
+        path, _ = cg(name)
+        if v2_cpu:
+            parent = os.path.dirname(path)
+            for d in (mnt, parent):
+                with open(d + "/cgroup.subtree_control", "w") as f:
+                    f.write("+cpu")
+            with open(path + "/cpu.weight", "w") as f:
+                f.write(str(100 * share))
+            return ()
+        d = f"{v1}/pmbpf-delays-{os.getpid()}-{name}"
+        os.makedirs(d, exist_ok=True)
+        made.append(d)
+        with open(d + "/cpu.shares", "w") as f:
+            f.write(str(1024 * share))
+        return (d,)
+    yield set_weight
+    for d in made:
+        kill_all(d)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+def test_weights_split_delay_2_to_1(cg, weights):
+    """Two antagonists with CPU weights 2:1 share the victim's waits 2:1.
+
+    The victim burns a fixed amount of CPU on the same CPU as both: while it
+    waits, the CPU runs one of them, each for its share of the time the two
+    get, so the delay they cause splits as their weights do (within 10%).
+    """
+    cpu, other = cpus_pair()
+    vdir, vrel = cg("victim")
+    a1dir, a1rel = cg("heavy")
+    a2dir, a2rel = cg("light")
+    ev = weights("victim", 1)
+    e1 = weights("heavy", 2)
+    e2 = weights("light", 1)
+    p = record("-b", "cgroup", cpu=other)
+    a1 = start_in(a1dir, cpu, "spin", 60, extra_cgroups=e1)
+    a2 = start_in(a2dir, cpu, "spin", 60, extra_cgroups=e2)
+    time.sleep(0.3)
+    vic = start_in(vdir, cpu, "burn", 500, extra_cgroups=ev)
+    vic.communicate(timeout=60)
+    time.sleep(0.6)
+    recs = finish(p)
+    for a in (a1, a2):
+        a.kill()
+        a.wait()
+    vrows = cgroup_rows(recs, vrel)
+    waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)
+    heavy = delayed(vrows, "delayed_by", a1rel)
+    light = delayed(vrows, "delayed_by", a2rel)
+    assert light > 0, [r["delayed_by"] for r in vrows]
+    ratio = heavy / light
+    assert 1.8 <= ratio <= 2.2, (ratio, heavy, light, waited)
+    # and together they are nearly all of it
+    assert heavy + light >= 0.9 * waited, (heavy, light, waited)
+
+
+def test_other_cpu_no_attribution(cg):
+    """A victim on one CPU is never delayed by an antagonist pinned to another."""
+    cpu, other = cpus_pair()
+    vdir, vrel = cg("victim")
+    adir, arel = cg("antagonist")
+    p = record("-b", "cgroup")
+    ant = start_in(adir, other, "spin", 60)
+    time.sleep(0.3)
+    vic = start_in(vdir, cpu, "sleep", 1000, 500)
+    vic.communicate(timeout=60)
+    time.sleep(0.6)
+    recs = finish(p)
+    ant.kill()
+    ant.wait()
+    vrows = cgroup_rows(recs, vrel)
+    assert vrows and sum(r["self"]["runq"]["count"] for r in vrows) >= 1000
+    assert delayed(vrows, "delayed_by", arel) == 0, [r["delayed_by"] for r in vrows]
+    assert delayed(cgroup_rows(recs, arel), "delayed", vrel) == 0
+
+
+def scrape(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+        return r.read().decode()
+
+
+def sample(text, name, **labels):
+    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    m = re.search("^" + re.escape(name + "{" + want) + r"[^}]*\} (\S+)$", text, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_serve_delay_pairs_bounded(cg):
+    """serve --delays: the (cgroup, by) counter of the pair, and at most
+    --delay-pairs series of it."""
+    cpu, other = cpus_pair()
+    vdir, vrel = cg("victim")
+    adir, arel = cg("antagonist")
+    srv = subprocess.Popen(["taskset", "-c", str(other), PMBPF, "serve", "--delays",
+                            "--delay-pairs", "3", "-l", "127.0.0.1:0", "-i", "0.2"],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        for line in srv.stderr:
+            m = re.search(r"http://[^:]+:(\d+)/metrics", line)
+            if m:
+                port = int(m.group(1))
+                break
+        assert port, "serve did not start"
+        ant = start_in(adir, cpu, "spin", 60)
+        time.sleep(0.3)
+        vic = start_in(vdir, cpu, "sleep", 1000, 500)
+        vic.communicate(timeout=60)
+        ant.kill()
+        ant.wait()
+        time.sleep(0.6)
+        text = scrape(port)
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.communicate(timeout=20)
+    fam = "pmbpf_cgroup_runq_delay_seconds_total"
+    assert f"# TYPE {fam} counter" in text
+    series = [l for l in text.splitlines() if l.startswith(fam + "{")]
+    assert 1 <= len(series) <= 3, series
+    got = sample(text, fam, cgroup=vrel, by=arel)
+    waited = sample(text, "pmbpf_cgroup_runqueue_latency_seconds_sum", cgroup=vrel)
+    assert got is not None and waited, (series, waited)
+    # the cgroup's latency sum includes its descendants; it has none
+    assert 0.9 * waited <= got <= waited * 1.000001, (got, waited)
+
+
+def test_without_delays_no_keys_no_family():
+    p = subprocess.run([PMBPF, "record", "-o", "json", "-i", "0.2", "-d", "0.5"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    assert not any("delayed_by" in r for r in recs)

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * --delays' accounting (user/delay.c): cumulative kernel pairs into interval
+ * deltas, the pairs of exited waiters handed back for deletion, re-made
+ * entries, names, and the per-process and per-cgroup sums and rankings
+ * that JSON, top and Prometheus show; top's delay line (top_view.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "delay.h"
+#include "top_view.h"
+
+static struct snapshot snap;
+
+static struct proc_row *row(__u32 pid, __u64 cg, const char *comm, const char *path, bool exited)
+{
+	struct proc_row *r = snapshot__add_row(&snap);
+
+	r->pid = pid;
+	r->cgroup_id = cg;
+	snprintf(r->comm, sizeof(r->comm), "%s", comm);
+	r->cgroup = path;
+	r->exited = exited;
+	return r;
+}
+
+static void entry(struct delay_acct *a, __u32 tgid, __u64 cg, __u32 by, __u64 bycg, __u64 ns,
+		  __u64 waits)
+{
+	struct pmbpf_delay_key k = {
+		.tgid = tgid, .cgroup_id = cg, .by_tgid = by, .by_cgroup_id = bycg
+	};
+	struct pmbpf_delay_val v = { .ns = ns, .waits = waits };
+
+	CHECK_EQ_INT(delay_acct__entry(a, &k, &v), 0);
+}
+
+static const char *path_of(void *ctx, __u64 id)
+{
+	(void)ctx;
+	return id == 30 ? "/unseen" : NULL;
+}
+
+static void comm_of(void *ctx, __u32 pid, char *buf, size_t len)
+{
+	(void)ctx;
+	snprintf(buf, len, "p%u", pid);
+}
+
+static const struct delay_pair *pair(__u32 pid, __u32 by)
+{
+	size_t i;
+
+	for (i = 0; i < snap.nr_delays; i++)
+		if (snap.delays[i].pid == pid && snap.delays[i].by_pid == by)
+			return &snap.delays[i];
+	return NULL;
+}
+
+static void finish(struct delay_acct *a, size_t want_dead)
+{
+	const struct pmbpf_delay_key *dead;
+	size_t nr_dead;
+
+	CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead), 0);
+	CHECK_EQ_U64(nr_dead, want_dead);
+}
+
+static void test_deltas_and_exits(void)
+{
+	struct delay_acct *a = delay_acct__new();
+	const struct delay_pair *p;
+	const struct pmbpf_delay_key *dead;
+	size_t nr_dead;
+
+	/* read 1: 10 waited 1000 ns while 20 ran, 300 ns while the idle task ran */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	row(20, 2, "spin", "/a", false);
+	entry(a, 10, 1, 20, 2, 1000, 4);
+	entry(a, 10, 1, 0, 9, 300, 1);
+	finish(a, 0);
+	CHECK(snap.delays_on);
+	CHECK_EQ_U64(snap.nr_delays, 2);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 1000 && p->waits == 4);
+	CHECK(p && !strcmp(p->comm, "victim") && !strcmp(p->by_comm, "spin"));
+	CHECK(p && p->cgroup && !strcmp(p->cgroup, "/v") && !strcmp(p->by_cgroup, "/a"));
+	p = pair(10, 0);
+	CHECK(p && !strcmp(p->by_comm, "[idle]"));
+
+	/* read 2: only the first pair grew; a runner that has no row (filtered) */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	entry(a, 10, 1, 20, 2, 1500, 6);
+	entry(a, 10, 1, 0, 9, 300, 1);
+	entry(a, 10, 1, 77, 30, 50, 1);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 2);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 500 && p->waits == 2);
+	/* named from the cached row of this read? 20 ran, but has no row here: /proc's name */
+	CHECK(p && !strcmp(p->by_comm, "p20") && p->by_cgroup == NULL);
+	p = pair(10, 77);
+	CHECK(p && p->ns == 50 && !strcmp(p->by_comm, "p77") && p->by_cgroup &&
+	      !strcmp(p->by_cgroup, "/unseen"));
+	CHECK(pair(10, 0) == NULL);
+
+	/* read 3: the victim exited: its pairs' last deltas, then handed back */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", true);
+	entry(a, 10, 1, 20, 2, 1600, 7);
+	entry(a, 10, 1, 0, 9, 300, 1);
+	entry(a, 10, 1, 77, 30, 50, 1);
+	entry(a, 11, 1, 20, 2, 5, 1);
+	CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead), 0);
+	CHECK_EQ_U64(nr_dead, 3);
+	CHECK(nr_dead == 3 && dead[0].tgid == 10 && dead[1].tgid == 10 && dead[2].tgid == 10);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 100 && p->waits == 1);
+	CHECK(pair(11, 20) && pair(11, 20)->ns == 5);
+
+	/* read 4: deleted, and made again by a new process with the same tgid: all new */
+	snapshot__reset(&snap);
+	entry(a, 10, 1, 20, 2, 40, 1);
+	entry(a, 11, 1, 20, 2, 5, 1);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 1);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 40 && p->waits == 1);
+
+	/* read 5: an entry smaller than before was re-made between reads: taken whole */
+	snapshot__reset(&snap);
+	entry(a, 10, 1, 20, 2, 30, 1);
+	entry(a, 11, 1, 20, 2, 5, 1);
+	finish(a, 0);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 30);
+	delay_acct__free(a);
+}
+
+static void test_sums(void)
+{
+	struct delay_sum d[DELAY_TOP];
+	struct delay_acct *a = delay_acct__new();
+	struct top_item it = {};
+	struct cgroup_row *c;
+	char buf[512];
+	__u64 total;
+	size_t n;
+
+	snapshot__reset(&snap);
+	row(10, 1, "v1", "/v", false);
+	row(11, 1, "v2", "/v", false);
+	row(20, 2, "a1", "/a", false);
+	row(21, 2, "a2", "/a", false);
+	row(30, 3, "b", "/b", false);
+	entry(a, 10, 1, 20, 2, 100000, 1);
+	entry(a, 10, 1, 21, 2, 300000, 2);
+	entry(a, 10, 1, 30, 3, 200000, 1);
+	entry(a, 11, 1, 20, 2, 50000, 1);
+	entry(a, 20, 2, 10, 1, 7000, 1);
+	finish(a, 0);
+
+	/* process 10: by 21 (300 us), 30 (200 us), 20 (100 us) */
+	n = delay__of_proc(&snap, 10, 1, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK_EQ_U64(n, 3);
+	CHECK_EQ_U64(total, 600000);
+	CHECK(n == 3 && d[0].pid == 21 && d[0].ns == 300000 && d[1].pid == 30 && d[2].pid == 20);
+	CHECK(n == 3 && !strcmp(d[0].comm, "a2") && !strcmp(d[0].cgroup, "/a"));
+	/* at most max */
+	CHECK_EQ_U64(delay__of_proc(&snap, 10, 1, DELAY_BY, d, 2, NULL), 2);
+	/* whom 20 delayed: 10 (100 us) and 11 (50 us) */
+	n = delay__of_proc(&snap, 20, 2, DELAY_OF, d, DELAY_TOP, &total);
+	CHECK(n == 2 && d[0].pid == 10 && d[0].ns == 100000 && d[1].pid == 11 && total == 150000);
+
+	/* cgroup /v: by /a 450 us (100 + 300 + 50) and /b 200 us, as cgroups */
+	n = delay__of_cgroup(&snap, 1, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK(n == 2 && d[0].cgroup_id == 2 && d[0].ns == 450000 && d[0].waits == 4 && !d[0].comm);
+	CHECK(n == 2 && d[1].cgroup_id == 3 && d[1].ns == 200000 && total == 650000);
+	/* whom /a delayed: /v 450 us */
+	n = delay__of_cgroup(&snap, 2, DELAY_OF, d, DELAY_TOP, &total);
+	CHECK(n == 1 && d[0].cgroup_id == 1 && d[0].ns == 450000);
+	/* and /a was delayed by /v: 7 us */
+	n = delay__of_cgroup(&snap, 2, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK(n == 1 && d[0].ns == 7000 && total == 7000);
+
+	/* top's line for process 10 and for cgroup /v */
+	it.proc = &snap.rows[0];
+	top_view__delay_line(&snap, &it, buf, sizeof(buf));
+	CHECK(strstr(buf, "Delayed by: a2 (21) 300us 50%, b (30) 200us 33%, a1 (20) 100us 17%") ==
+	      buf);
+	CHECK(strstr(buf, "  Delayed: a1 (20) 7us 100%") != NULL);
+	c = snapshot__add_cgroup(&snap);
+	c->id = 1;
+	c->path = "/v";
+	it.proc = NULL;
+	it.cg = c;
+	top_view__delay_line(&snap, &it, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "Delayed by: /a 450us 69%, /b 200us 31%  Delayed: /a 7us 100%"));
+	snap.delays_on = false;
+	top_view__delay_line(&snap, &it, buf, sizeof(buf));
+	CHECK(!strcmp(buf, ""));
+	delay_acct__free(a);
+}
+
+int main(void)
+{
+	test_deltas_and_exits();
+	test_sums();
+	snapshot__free(&snap);
+	return check_summary();
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * --delays: the pairs of the kernel's delays map as interval deltas, and
+ * their sums per process and per cgroup. Pure: no libbpf, no syscalls.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "delay.h"
+
+struct pair_state {
+	struct pmbpf_delay_key k;
+	struct pmbpf_delay_val v;
+};
+
+struct delay_acct {
+	struct pair_state *cur, *prev; /* this read's entries; the last read's, sorted */
+	size_t nr_cur, cap_cur, nr_prev, cap_prev;
+	struct pmbpf_delay_key *dead;
+	size_t nr_dead, cap_dead;
+};
+
+struct delay_acct *delay_acct__new(void)
+{
+	return calloc(1, sizeof(struct delay_acct));
+}
+
+void delay_acct__free(struct delay_acct *a)
+{
+	if (!a)
+		return;
+	free(a->cur);
+	free(a->prev);
+	free(a->dead);
+	free(a);
+}
+
+int delay_acct__entry(struct delay_acct *a, const struct pmbpf_delay_key *k,
+		      const struct pmbpf_delay_val *v)
+{
+	if (a->nr_cur == a->cap_cur) {
+		size_t cap = a->cap_cur ? a->cap_cur * 2 : 256;
+		struct pair_state *p = realloc(a->cur, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->cur = p;
+		a->cap_cur = cap;
+	}
+	a->cur[a->nr_cur].k = *k;
+	a->cur[a->nr_cur].v = *v;
+	a->nr_cur++;
+	return 0;
+}
+
+static int cmp_u64(__u64 a, __u64 b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static int key_cmp(const struct pmbpf_delay_key *a, const struct pmbpf_delay_key *b)
+{
+	return cmp_u64(a->tgid, b->tgid)		   ?:
+		       cmp_u64(a->cgroup_id, b->cgroup_id) ?:
+		       cmp_u64(a->by_tgid, b->by_tgid)	   ?:
+		       cmp_u64(a->by_cgroup_id, b->by_cgroup_id);
+}
+
+static int cmp_state(const void *a, const void *b)
+{
+	return key_cmp(&((const struct pair_state *)a)->k, &((const struct pair_state *)b)->k);
+}
+
+static struct delay_pair *add_pair(struct snapshot *snap)
+{
+	struct delay_pair *p;
+
+	if (snap->nr_delays == snap->cap_delays) {
+		size_t cap = snap->cap_delays ? snap->cap_delays * 2 : 64;
+
+		p = realloc(snap->delays, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		snap->delays = p;
+		snap->cap_delays = cap;
+	}
+	p = &snap->delays[snap->nr_delays++];
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+/* Rows of snap sorted by (pid, cgroup) for the name lookups. */
+static int cmp_row_ptr(const void *a, const void *b)
+{
+	const struct proc_row *x = *(const struct proc_row *const *)a;
+	const struct proc_row *y = *(const struct proc_row *const *)b;
+
+	return cmp_u64(x->pid, y->pid) ?: cmp_u64(x->cgroup_id, y->cgroup_id);
+}
+
+static const struct proc_row *find_row(struct proc_row **idx, size_t n, __u32 pid, __u64 cgid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_u64(idx[mid]->pid, pid) ?: cmp_u64(idx[mid]->cgroup_id, cgid);
+
+		if (!c)
+			return idx[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void name_party(struct snapshot *snap, struct proc_row **idx, size_t n, __u32 pid,
+		       __u64 cgid, char *comm, const char **cgroup,
+		       const char *(*cgroup_path)(void *ctx, __u64 id),
+		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx)
+{
+	const struct proc_row *row = find_row(idx, n, pid, cgid);
+	const char *path;
+
+	if (row) {
+		memcpy(comm, row->comm, PMBPF_COMM_LEN);
+		*cgroup = row->cgroup;
+		return;
+	}
+	if (!pid)
+		snprintf(comm, PMBPF_COMM_LEN, "[idle]");
+	else if (comm_of)
+		comm_of(ctx, pid, comm, PMBPF_COMM_LEN);
+	path = cgroup_path ? cgroup_path(ctx, cgid) : NULL;
+	*cgroup = path ? snapshot__strdup(snap, path) : NULL;
+}
+
+int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
+		       const char *(*cgroup_path)(void *ctx, __u64 id),
+		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
+		       const struct pmbpf_delay_key **dead, size_t *nr_dead)
+{
+	struct proc_row **idx = NULL;
+	struct pair_state *tmp;
+	size_t i, j = 0, w, cap;
+	int err = 0;
+
+	snap->delays_on = true;
+	a->nr_dead = 0;
+	qsort(a->cur, a->nr_cur, sizeof(*a->cur), cmp_state);
+	if (snap->nr_rows) {
+		idx = malloc(snap->nr_rows * sizeof(*idx));
+		if (!idx)
+			return -ENOMEM;
+		for (i = 0; i < snap->nr_rows; i++)
+			idx[i] = &snap->rows[i];
+		qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
+	}
+	for (i = 0, w = 0; i < a->nr_cur; i++) {
+		struct pair_state *c = &a->cur[i];
+		__u64 ns = c->v.ns, waits = c->v.waits;
+		const struct proc_row *victim;
+		struct delay_pair *p;
+
+		while (j < a->nr_prev && key_cmp(&a->prev[j].k, &c->k) < 0)
+			j++;
+		/* a pair only grows; smaller means the kernel entry was new (deleted and re-made) */
+		if (j < a->nr_prev && !key_cmp(&a->prev[j].k, &c->k) && a->prev[j].v.ns <= ns &&
+		    a->prev[j].v.waits <= waits) {
+			ns -= a->prev[j].v.ns;
+			waits -= a->prev[j].v.waits;
+		}
+		victim = idx ? find_row(idx, snap->nr_rows, c->k.tgid, c->k.cgroup_id) : NULL;
+		if (ns || waits) {
+			p = add_pair(snap);
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			p->pid = c->k.tgid;
+			p->cgroup_id = c->k.cgroup_id;
+			p->by_pid = c->k.by_tgid;
+			p->by_cgroup_id = c->k.by_cgroup_id;
+			p->ns = ns;
+			p->waits = waits;
+			name_party(snap, idx, snap->nr_rows, p->pid, p->cgroup_id, p->comm,
+				   &p->cgroup, cgroup_path, comm_of, ctx);
+			name_party(snap, idx, snap->nr_rows, p->by_pid, p->by_cgroup_id, p->by_comm,
+				   &p->by_cgroup, cgroup_path, comm_of, ctx);
+		}
+		/* the waiter exited: this was its last delta */
+		if (victim && victim->exited) {
+			if (a->nr_dead == a->cap_dead) {
+				size_t cap = a->cap_dead ? a->cap_dead * 2 : 64;
+				struct pmbpf_delay_key *d = realloc(a->dead, cap * sizeof(*d));
+
+				if (!d) {
+					err = -ENOMEM;
+					break;
+				}
+				a->dead = d;
+				a->cap_dead = cap;
+			}
+			a->dead[a->nr_dead++] = c->k;
+			continue;
+		}
+		a->cur[w++] = *c;
+	}
+	if (err)
+		w = a->nr_cur; /* keep every pair: the next read diffs against them */
+	free(idx);
+	/* this read becomes the base of the next */
+	tmp = a->prev;
+	cap = a->cap_prev;
+	a->prev = a->cur;
+	a->cap_prev = a->cap_cur;
+	a->nr_prev = w;
+	a->cur = tmp;
+	a->cap_cur = cap;
+	a->nr_cur = 0;
+	*dead = a->dead;
+	*nr_dead = a->nr_dead;
+	return err;
+}
+
+static int cmp_sum(const void *a, const void *b)
+{
+	const struct delay_sum *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return cmp_u64(x->pid, y->pid) ?: cmp_u64(x->cgroup_id, y->cgroup_id);
+}
+
+/*
+ * Sum the pairs whose one side matches (pid, cgid) (pid ~0: any process of
+ * cgroup cgid) per party of the other side (per cgroup when by_cgroup).
+ */
+static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
+		   bool by_cgroup, struct delay_sum *out, size_t max, __u64 *total)
+{
+	struct delay_sum *all = NULL;
+	size_t n = 0, cap = 0, i, k;
+	__u64 sum = 0;
+
+	for (i = 0; i < snap->nr_delays; i++) {
+		const struct delay_pair *p = &snap->delays[i];
+		__u32 me_pid = side == DELAY_BY ? p->pid : p->by_pid;
+		__u64 me_cg = side == DELAY_BY ? p->cgroup_id : p->by_cgroup_id;
+		struct delay_sum d = {
+			.pid = by_cgroup ? 0 : (side == DELAY_BY ? p->by_pid : p->pid),
+			.cgroup_id = side == DELAY_BY ? p->by_cgroup_id : p->cgroup_id,
+			.cgroup = side == DELAY_BY ? p->by_cgroup : p->cgroup,
+			.comm = by_cgroup ? NULL : (side == DELAY_BY ? p->by_comm : p->comm),
+			.ns = p->ns,
+			.waits = p->waits,
+		};
+
+		if (me_cg != cgid || (pid != ~0U && me_pid != pid))
+			continue;
+		sum += p->ns;
+		for (k = 0; k < n; k++)
+			if (all[k].pid == d.pid && all[k].cgroup_id == d.cgroup_id)
+				break;
+		if (k < n) {
+			all[k].ns += d.ns;
+			all[k].waits += d.waits;
+			continue;
+		}
+		if (n == cap) {
+			struct delay_sum *t = realloc(all, (cap ? cap * 2 : 16) * sizeof(*t));
+
+			if (!t)
+				break;
+			all = t;
+			cap = cap ? cap * 2 : 16;
+		}
+		all[n++] = d;
+	}
+	if (total)
+		*total = sum;
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_sum);
+	if (n > max)
+		n = max;
+	if (n)
+		memcpy(out, all, n * sizeof(*out));
+	free(all);
+	return n;
+}
+
+size_t delay__of_proc(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
+		      struct delay_sum *out, size_t max, __u64 *total)
+{
+	return sums(snap, pid, cgid, side, false, out, max, total);
+}
+
+size_t delay__of_cgroup(const struct snapshot *snap, __u64 cgid, enum delay_side side,
+			struct delay_sum *out, size_t max, __u64 *total)
+{
+	return sums(snap, ~0U, cgid, side, true, out, max, total);
+}
+
+const char *delay__name(const struct delay_sum *d, char *buf, size_t len)
+{
+	if (d->comm && d->pid)
+		snprintf(buf, len, "%s (%u)", d->comm, d->pid);
+	else if (d->comm)
+		snprintf(buf, len, "[idle]");
+	else
+		snprintf(buf, len, "%s", d->cgroup ? d->cgroup : "?");
+	return buf;
+}
