@@ -37,7 +37,7 @@ SW_BY_N = {1: "cpu-clock", 2: "cpu-clock,task-clock", 4: SW4, 8: SW8}
 HW_DEFAULT = "cycles,instructions,LLC-load-misses,dTLB-load-misses"
 PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
-PMBPF_DELAYS = "pmbpf no counter --delays"
+PMBPF_NODELAYS = "pmbpf no counter --no-delays"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
 NCPU = os.cpu_count() or 1
@@ -415,8 +415,8 @@ class Bench:
     def cost_variants(self):
         v = [("unmonitored", None)]
         v.append((PMBPF_NONE, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NONE)))
-        v.append((PMBPF_DELAYS,
-                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_DELAYS, ["--delays"])))
+        v.append((PMBPF_NODELAYS,
+                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NODELAYS, ["--no-delays"])))
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n)))
@@ -447,6 +447,8 @@ class Bench:
         pipe = PIPE_PIN + ["perf", "bench", "sched", "pipe", "-l",
                            str(self.cfg["cost_pipe_loops"])]
         variants = self.cost_variants()
+        if self.args.variants:
+            variants = [v for v in variants if re.search(self.args.variants, v[0])]
         raw = {name: [] for name, _ in variants}
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("1")
@@ -1038,6 +1040,7 @@ def main():
     ap.add_argument("--pairs", type=int, help="A/B pairs and cost repetitions (default 5)")
     ap.add_argument("--sections", default="cost,slowdown,scale",
                     help="comma-separated subset of cost,slowdown,scale")
+    ap.add_argument("--variants", help="cost: only the variants whose name matches this regex")
     args = ap.parse_args()
     for f in ("naive", "workload", "tiptop_sw.so"):
         if not os.path.exists(os.path.join(args.bin, f)):

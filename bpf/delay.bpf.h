@@ -15,7 +15,8 @@
 #ifndef __PMBPF_DELAY_BPF_H
 #define __PMBPF_DELAY_BPF_H
 
-#define DELAY_RING 8 /* a power of 2 */
+#define DELAY_RING  8 /* a power of 2 */
+#define DELAY_SLOTS 8 /* a power of 2 */
 
 const volatile bool delay_on = false;
 
@@ -27,11 +28,26 @@ struct delay_span {
 	__u32 pad;
 };
 
+/*
+ * A pair's credits not yet in the delays map. A CPU mostly credits the same
+ * few pairs over and over (two tasks taking turns): they add up here, with
+ * no hash lookup and no atomic, and go to the map when their slot is taken
+ * by another pair or at the flush before each read. Direct-mapped (a pair
+ * has one slot, by a hash of its processes): no search loop, which inside
+ * the ring walk would multiply the verifier's states.
+ */
+struct delay_slot {
+	struct pmbpf_delay_key k;
+	__u64 ns;
+	__u64 waits; /* 0: the slot is free */
+};
+
 struct delay_cpu {
 	__u64 last_end; /* where the next span starts; 0: not known yet */
 	__u32 head; /* spans written since load */
 	__u32 pad;
 	struct delay_span s[DELAY_RING];
+	struct delay_slot slot[DELAY_SLOTS];
 };
 
 struct {
@@ -41,9 +57,13 @@ struct {
 	__type(value, struct delay_cpu);
 } delay_cpus SEC(".maps");
 
-/* Sized by userspace: 1 entry without --delays. */
+/*
+ * Sized by userspace: 1 entry with --no-delays. Updated only when a pair
+ * leaves its slot or at a flush: not preallocated, it costs what it holds.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct pmbpf_delay_key);
 	__type(value, struct pmbpf_delay_val);
@@ -70,9 +90,9 @@ static __always_inline void delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 	dc->last_end = now;
 }
 
-static __always_inline void delay_credit(struct pmbpf_delay_key *k, __u64 ns)
+static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits)
 {
-	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = 1 };
+	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits };
 	long err;
 
 	v = bpf_map_lookup_elem(&delays, k);
@@ -87,7 +107,52 @@ static __always_inline void delay_credit(struct pmbpf_delay_key *k, __u64 ns)
 		}
 	}
 	__sync_fetch_and_add(&v->ns, ns);
-	__sync_fetch_and_add(&v->waits, 1);
+	__sync_fetch_and_add(&v->waits, waits);
+}
+
+static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
+					 const struct pmbpf_delay_key *b)
+{
+	return a->tgid == b->tgid && a->by_tgid == b->by_tgid && a->cgroup_id == b->cgroup_id &&
+	       a->by_cgroup_id == b->by_cgroup_id;
+}
+
+static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_delay_key *k,
+					 __u64 ns)
+{
+	__u32 h = (k->tgid * 0x9e3779b1U) ^ (k->by_tgid * 0x85ebca6bU) ^ (__u32)k->cgroup_id;
+	struct delay_slot *s = &dc->slot[(h ^ (h >> 16)) & (DELAY_SLOTS - 1)];
+
+	if (s->waits && delay_key_eq(&s->k, k)) {
+		s->ns += ns;
+		s->waits++;
+		return;
+	}
+	if (s->waits)
+		delay_store(&s->k, s->ns, s->waits);
+	s->k = *k;
+	s->ns = ns;
+	s->waits = 1;
+}
+
+/* Move this CPU's pending credits to the map (flush, before a read). */
+static __always_inline void delay_drain(void)
+{
+	struct delay_cpu *dc;
+	struct delay_slot *s;
+	__u32 zero = 0, i;
+
+	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
+	if (!dc)
+		return;
+	for (i = 0; i < DELAY_SLOTS; i++) {
+		s = &dc->slot[i];
+		if (!s->waits)
+			continue;
+		delay_store(&s->k, s->ns, s->waits);
+		s->waits = 0;
+		s->ns = 0;
+	}
 }
 
 /* tgid in cgroup cgid comes on CPU now after waiting lat ns in the run queue. */
@@ -114,7 +179,7 @@ static __always_inline void delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 
 		hi = s->end_ns < now ? s->end_ns : now;
 		if (hi > lo) {
 			if (acc && (s->tgid != k.by_tgid || s->cgroup_id != k.by_cgroup_id)) {
-				delay_credit(&k, acc);
+				delay_credit(dc, &k, acc);
 				acc = 0;
 			}
 			k.by_tgid = s->tgid;
@@ -125,7 +190,7 @@ static __always_inline void delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 
 			break;
 	}
 	if (acc)
-		delay_credit(&k, acc);
+		delay_credit(dc, &k, acc);
 }
 
 #endif /* __PMBPF_DELAY_BPF_H */

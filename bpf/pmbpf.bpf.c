@@ -828,6 +828,8 @@ SEC("raw_tp")
 int flush(void *ctx)
 {
 	stat_inc(PMBPF_STAT_FLUSHES);
+	if (delay_on)
+		delay_drain();
 	return credit_current(false);
 }
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""--delays: who delayed whom, against what the test arranges.
+"""Who delayed whom (on by default; --no-delays), against what the test arranges.
 
 Each test pins its workloads (the shell that moves them into their cgroups
 included) so that who can run where is known: a victim and an antagonist on
@@ -78,7 +78,7 @@ def start_in(cgdir, cpu, *args, extra_cgroups=()):
 
 
 def record(*args, cpu=None):
-    cmd = [PMBPF, "record", "-o", "json", "--delays", "-i", "0.5"] + list(args)
+    cmd = [PMBPF, "record", "-o", "json", "-i", "0.5"] + list(args)
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu)] + cmd
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -270,13 +270,19 @@ def sample(text, name, **labels):
 
 
 def test_serve_delay_pairs_bounded(cg):
-    """serve --delays: the (cgroup, by) counter of the pair, and at most
-    --delay-pairs series of it."""
+    """serve: the (cgroup, by) counter of the pair, and at most
+    --delay-pairs series of it.
+
+    Filtered to the test's cgroups (-G), so that the waiters are the victim
+    and the antagonist: their pairs with each other and with whatever else
+    ran on that CPU are more than 3, and the two between victim and
+    antagonist are the largest.
+    """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
     adir, arel = cg("antagonist")
-    srv = subprocess.Popen(["taskset", "-c", str(other), PMBPF, "serve", "--delays",
-                            "--delay-pairs", "3", "-l", "127.0.0.1:0", "-i", "0.2"],
+    srv = subprocess.Popen(["taskset", "-c", str(other), PMBPF, "serve", "-G",
+                            os.path.dirname(vdir), "--delays", "--delay-pairs", "3", "-l", "127.0.0.1:0", "-i", "0.2"],
                            stderr=subprocess.PIPE, text=True)
     try:
         port = None
@@ -308,9 +314,15 @@ def test_serve_delay_pairs_bounded(cg):
     assert 0.9 * waited <= got <= waited * 1.000001, (got, waited)
 
 
-def test_without_delays_no_keys_no_family():
-    p = subprocess.run([PMBPF, "record", "-o", "json", "-i", "0.2", "-d", "0.5"],
+@pytest.mark.parametrize("args,on", [((), True), (("--no-delays",), False),
+                                     (("-G", "/"), False), (("-G", "/", "--delays"), True)])
+def test_on_by_default_but_not_filtered(args, on):
+    """On by default; with a filter only when asked (its unmonitored switches
+    would pay a clock read); --no-delays turns it off."""
+    p = subprocess.run([PMBPF, "record", "-o", "json", "-i", "0.2", "-d", "0.5"] + list(args),
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 0, p.stderr
     recs = [json.loads(l) for l in p.stdout.splitlines()]
-    assert not any("delayed_by" in r for r in recs)
+    rows = [r for r in recs if r["type"] in ("process", "cgroup")]
+    assert rows
+    assert all(("delayed_by" in r and "delayed" in r) == on for r in rows)

@@ -154,7 +154,10 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 	case OPT_HOT:
 		return options__hot(arg, &s->hot_hz) ?: 1;
 	case OPT_DELAYS:
-		s->delays = true;
+		s->delays = DELAYS_ON;
+		return 1;
+	case OPT_NO_DELAYS:
+		s->delays = DELAYS_OFF;
 		return 1;
 	case 'v':
 		s->verbose = true;

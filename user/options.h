@@ -16,6 +16,7 @@ enum {
 	OPT_RAW_TP = CMDOPT_LONG_ONLY, /* --raw-tp */
 	OPT_HOT, /* --hot[=HZ] */
 	OPT_DELAYS, /* --delays */
+	OPT_NO_DELAYS, /* --no-delays */
 	OPT_COMMAND, /* the first value free for a command's own */
 };
 
@@ -61,9 +62,12 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		"sample each process's hottest function at HZ per CPU\n" \
 		"(default 19, 1 to 999; off by default)"
 
-#define OPTION_DELAYS                                                    \
-	OPT_DELAYS, "delays", NULL,                                      \
-		"who delayed whom: each run-queue wait is credited to\n" \
-		"the processes that ran on its CPU meanwhile"
+#define OPTION_DELAYS                                                       \
+	OPT_DELAYS, "delays", NULL,                                         \
+		"credit each run-queue wait to the processes that ran on\n" \
+		"its CPU meanwhile (who delayed whom): the default, but\n"  \
+		"with -p or -G only with this option"
+#define OPTION_NO_DELAYS \
+	OPT_NO_DELAYS, "no-delays", NULL, "do not credit run-queue waits (--delays)"
 
 #endif

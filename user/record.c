@@ -31,6 +31,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_RAW_TP },
 	{ OPTION_HOT },
 	{ OPTION_DELAYS },
+	{ OPTION_NO_DELAYS },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},
@@ -125,7 +126,9 @@ static int targets__check(const struct session_opts *s)
 
 int cmd_record(int argc, char **argv)
 {
-	struct record_opts o = { .interval_ns = 1000000000ULL, .format = OUTPUT_TABLE };
+	struct record_opts o = { .interval_ns = 1000000000ULL,
+				 .format = OUTPUT_TABLE,
+				 .s.delays = DELAYS_AUTO };
 	struct output out = { .f = stdout };
 	struct snapshot snap = {};
 	struct session *s = NULL;

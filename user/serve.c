@@ -54,9 +54,10 @@ static const struct cmdopt options[] = {
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
 	{ OPTION_DELAYS },
+	{ OPTION_NO_DELAYS },
 	{ OPT_DELAY_PAIRS, "delay-pairs", "N",
-	  "with --delays: (cgroup, by) pairs with series, the top N\n"
-	  "by delay (default 100)" },
+	  "(cgroup, by) pairs of run-queue delay with series:\n"
+	  "the top N by delay (default 100)" },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},
@@ -365,6 +366,7 @@ int cmd_serve(int argc, char **argv)
 			.grace_ns = DEFAULT_GRACE_NS,
 			.top_k = DEFAULT_TOP_K,
 			.delay_pairs = DEFAULT_DELAY_PAIRS,
+			.s.delays = DELAYS_AUTO,
 		},
 	};
 	struct output out = { .format = OUTPUT_TABLE, .f = stderr };

@@ -70,6 +70,7 @@ struct session {
 	struct hot *hot; /* --hot, or NULL */
 	struct delay_acct *delays; /* --delays, or NULL */
 	struct map_reader delays_rd;
+	bool delays_on; /* session_opts.delays resolved */
 };
 
 /*
@@ -385,9 +386,9 @@ static int load(struct bpfload *bl, void *ctx)
 	/* --hot's sampler and its map exist only with the option */
 	bpf_program__set_autoload(skel->progs.hot_sample, o->hot_hz != 0);
 	bpf_map__set_autocreate(skel->maps.hot_ips, o->hot_hz != 0);
-	/* --delays: the pair map is made tiny without it (the program refers to it) */
-	skel->rodata->delay_on = o->delays;
-	bpf_map__set_max_entries(skel->maps.delays, o->delays ? DELAY_MAP_ENTRIES : 1);
+	/* without delays the pair map is made tiny (the program refers to it) */
+	skel->rodata->delay_on = s->delays_on;
+	bpf_map__set_max_entries(skel->maps.delays, s->delays_on ? DELAY_MAP_ENTRIES : 1);
 	skel->rodata->hot_task_regs =
 		o->hot_hz &&
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
@@ -676,6 +677,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 	s->metrics = o->metrics;
+	s->delays_on =
+		o->delays == DELAYS_ON || (o->delays == DELAYS_AUTO && !o->pid && !o->cgroup);
 	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
 
 	err = bpfload__load(&s->bl, !o->force_raw_tp && features__tp_btf_usable(&s->feat), load,
@@ -690,7 +693,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts));
 	if (err)
 		goto fail;
-	if (o->delays) {
+	if (s->delays_on) {
 		err = map_reader__init(&s->delays_rd, bpf_map__fd(s->skel->maps.delays));
 		if (err)
 			goto fail;

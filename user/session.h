@@ -9,6 +9,12 @@
 #include "metrics.h"
 #include "snapshot.h"
 
+enum delays_mode {
+	DELAYS_OFF, /* the other commands, and --no-delays */
+	DELAYS_AUTO,
+	DELAYS_ON,
+};
+
 struct session_opts {
 	struct event_spec events[PMBPF_MAX_EVENTS];
 	int nr_events;
@@ -20,7 +26,12 @@ struct session_opts {
 	bool force_raw_tp;
 	bool verbose;
 	__u32 hot_hz; /* --hot: sample rate of the hottest-function sampler; 0: off */
-	bool delays; /* --delays: who delayed whom in the run queues */
+	/*
+	 * Who delayed whom in the run queues (record, top, serve): DELAYS_AUTO
+	 * is on without a -p/-G filter (with one, unmonitored switches would
+	 * pay a clock read), DELAYS_ON and DELAYS_OFF are --delays and --no-delays.
+	 */
+	enum delays_mode delays;
 };
 
 struct session;

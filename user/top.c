@@ -42,6 +42,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_RAW_TP },
 	{ OPTION_HOT },
 	{ OPTION_DELAYS },
+	{ OPTION_NO_DELAYS },
 	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
 	{ CMDOPT_HELP },
 	{},
@@ -1107,6 +1108,7 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	t->interval_ns = 1000000000ULL;
+	t->so.delays = DELAYS_AUTO;
 	top_view__init(&t->v);
 	if (parse_args(argc, argv, t)) {
 		err = 2;
