@@ -117,8 +117,7 @@ static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
 	       a->by_cgroup_id == b->by_cgroup_id;
 }
 
-static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_delay_key *k,
-					 __u64 ns)
+static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_delay_key *k, __u64 ns)
 {
 	__u32 h = (k->tgid * 0x9e3779b1U) ^ (k->by_tgid * 0x85ebca6bU) ^ (__u32)k->cgroup_id;
 	struct delay_slot *s = &dc->slot[(h ^ (h >> 16)) & (DELAY_SLOTS - 1)];
