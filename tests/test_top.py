@@ -457,3 +457,30 @@ def test_signal_restores_terminal(pane, sig, code):
     assert f"EXIT={code}" in s, show(s)
     assert "icanon" in s and "-icanon" not in s, show(s)
     assert not any(l.startswith("pmbpf top ") for l in s), show(s)
+
+
+@needs_tmux
+def test_delay_line(pane, workbin):
+    """Who delayed the selected process, and whom it delayed: a spinner and a
+    sleeper pinned to one CPU name each other on the line above the footer."""
+    cpu = max(os.sched_getaffinity(0))
+    spin = spawn("taskset", "-c", cpu, workbin, "spin", 25)
+    sleeper = spawn("taskset", "-c", cpu, workbin, "sleep", 20000, 1000)
+    try:
+        t = pane(f"-e {EVENTS}")
+        t.keys("/")
+        t.literal(COMM)
+        t.keys("Enter")
+        # the spinner has the most CPU: first, and selected; it delayed the sleeper
+        s = t.wait(lambda s: t.selected() == str(spin.pid) and
+                   re.search(rf"  Delayed: [^,]*{COMM} \({sleeper.pid}\) ", s[-2]) and s,
+                   what="the spinner's delay line")
+        assert s[-2].startswith("Delayed by:"), show(s)
+        t.keys("Down")
+        s = t.wait(lambda s: t.selected() == str(sleeper.pid) and
+                   re.match(rf"Delayed by: {COMM} \({spin.pid}\) \S+ \d+%", s[-2]) and s,
+                   what="the sleeper's delay line")
+    finally:
+        for p in (spin, sleeper):
+            p.kill()
+            p.wait()
