@@ -110,13 +110,13 @@ static double cpi_over(const struct top_view *v, const struct top_item *it)
 	return x ? ratio(x->value, x->threshold) : NAN;
 }
 
-/* "3.2x": how far above its threshold; blank where it is not an outlier. */
+/* "3.2x": how far above its threshold; "-" where it is not an outlier. */
 static void cpi_cell(const struct top_view *v, const struct top_item *it, char *buf, size_t len)
 {
 	double r = cpi_over(v, it);
 
 	if (!isfinite(r))
-		snprintf(buf, len, "%s", "");
+		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, r < 9.95 ? "%.1fx" : "%.0fx", r);
 }

@@ -361,7 +361,7 @@ static void test_cpi(void)
 	top_view__build(&v, &snap, user_fn, NULL);
 	CHECK_EQ_INT(pid_at(&v, 0), 10);
 	CHECK_STR(cell(&v, 0, "CPI!"), "18x");
-	CHECK_STR(cell(&v, 1, "CPI!"), "");
+	CHECK_STR(cell(&v, 1, "CPI!"), "-");
 	CHECK(top_view__cpi_line(&v, &v.items[0], line, sizeof(line)));
 	CHECK_STR(line, "10 alpha outlier: run-queue wait 2000.0 us above 110.3 us (mean 100.0 us, "
 			"sd 5.1 us of 20 intervals) for 2 intervals; suspects: 20 beta (r +1.00)");
