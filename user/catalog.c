@@ -330,6 +330,36 @@ const struct figure *catalog__delay(void)
 	return &delay_figure;
 }
 
+static const struct prom_family cpi_families[] = {
+	[CPI_FAM_SIGNAL_INFO] = { "pmbpf_cpi_signal_info", false, "signal,window,k", "info",
+				  "What the CPI outliers judge: signal cpi (cycles / instructions) where both count, else runq_avg_ns (the mean run-queue wait: scheduler evidence alone, no PMU); window and k: --cpi-window and --cpi-k.",
+				  FIG_GAUGE },
+	[CPI_FAM_OUTLIER] = { "pmbpf_cgroup_cpi_outlier", true, "", "bool",
+			      "1 when the signal of the cgroup's own processes was above its threshold for k intervals in a row up to the last one, else 0; cgroups whose baseline holds 20 samples.",
+			      FIG_GAUGE },
+	[CPI_FAM_SIGNAL] = { "pmbpf_cgroup_cpi_signal", true, "", "ratio or seconds",
+			     "The last interval's signal of the cgroup's own processes: the CPI, or the mean run-queue wait in seconds; none where it used less than 0.05 CPU.",
+			     FIG_GAUGE },
+	[CPI_FAM_BASELINE_MEAN] = { "pmbpf_cgroup_cpi_baseline_mean", true, "", "ratio or seconds",
+				    "Mean of the signal over the cgroup's last --cpi-window normal intervals (outliers left out).",
+				    FIG_GAUGE },
+	[CPI_FAM_THRESHOLD] = { "pmbpf_cgroup_cpi_threshold", true, "", "ratio or seconds",
+				"The baseline's mean + 2 x max(sd, 1% of the mean): k intervals above it make an outlier.",
+				FIG_GAUGE },
+	[CPI_FAM_SUSPECT] = { "pmbpf_cgroup_cpi_suspect_correlation", true, "suspect", "ratio",
+			      "For each outlier, its suspects (at most 5): Pearson r of the suspect cgroup's CPU use with the outlier's signal over the window, positive only.",
+			      FIG_GAUGE },
+};
+
+_Static_assert(sizeof(cpi_families) / sizeof(cpi_families[0]) == CPI_FAM_NR,
+	       "every enum cpi_family has its entry");
+
+const struct prom_family *catalog__cpi(size_t *nr)
+{
+	*nr = CPI_FAM_NR;
+	return cpi_families;
+}
+
 const struct figure *catalog__figures(size_t *nr)
 {
 	*nr = sizeof(figures) / sizeof(figures[0]);

@@ -200,4 +200,30 @@ struct self_figure {
 const struct self_figure *catalog__self(size_t *nr);
 double self_figure__value(const struct self_figure *sf, const struct snapshot *snap);
 
+/*
+ * serve's families of the live CPI outliers (cpi_live.h, rendered by
+ * prom_cpi.c), which are judgements over intervals, not figures of a row.
+ */
+enum cpi_family {
+	CPI_FAM_SIGNAL_INFO,
+	CPI_FAM_OUTLIER,
+	CPI_FAM_SIGNAL,
+	CPI_FAM_BASELINE_MEAN,
+	CPI_FAM_THRESHOLD,
+	CPI_FAM_SUSPECT,
+	CPI_FAM_NR,
+};
+
+struct prom_family {
+	const char *prom; /* full Prometheus name */
+	bool cgroup; /* a series per cgroup: the labels of the pmbpf_cgroup_ families first */
+	const char *labels; /* its own labels */
+	const char *unit;
+	const char *help;
+	enum fig_kind kind;
+};
+
+/* By enum cpi_family. */
+const struct prom_family *catalog__cpi(size_t *nr);
+
 #endif

@@ -2,6 +2,7 @@
 /* CPI outliers and their suspects: the rules are in cpi.h. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cpi.h"
@@ -328,4 +329,54 @@ int cpi__nr_names(const struct cpi_detector *d)
 long long cpi__judged(const struct cpi_detector *d)
 {
 	return d->judged;
+}
+
+void cpi__state(const struct cpi_detector *d, int i, struct cpi_state *st)
+{
+	const struct victim *v = &d->v[i];
+	int w = d->o.window;
+
+	st->name = v->name;
+	st->value = d->t ? v->value[(d->t - 1) % w] : NAN;
+	cpi__baseline(v->base, v->base_n, &st->base);
+	st->threshold = v->base_n >= CPI_MIN_BASELINE ? cpi__threshold(&st->base) : NAN;
+	st->run = v->run;
+}
+
+enum cpi_signal cpi__signal(bool cycles_count, bool instructions_count)
+{
+	return cycles_count && instructions_count ? CPI_SIGNAL_CPI : CPI_SIGNAL_RUNQ_AVG;
+}
+
+const char *cpi_signal__name(enum cpi_signal s)
+{
+	return s == CPI_SIGNAL_CPI ? "cpi" : "runq_avg_ns";
+}
+
+void cpi__sample(struct cpi_sample *s, const char *name, const struct cpi_figures *f,
+		 enum cpi_signal sig)
+{
+	s->name = name;
+	s->cpu = f->interval_s > 0 ? f->oncpu_ns / (f->interval_s * 1e9) : NAN;
+	if (sig == CPI_SIGNAL_CPI)
+		s->value = isfinite(f->cycles) && f->instructions > 0 ?
+				   f->cycles / f->instructions :
+				   NAN;
+	else
+		s->value = f->runq_avg_ns;
+}
+
+int cpi__describe(const struct cpi_outlier *x, enum cpi_signal sig, char *buf, size_t len)
+{
+	if (sig == CPI_SIGNAL_CPI)
+		return snprintf(buf, len,
+				"CPI %.3f above %.3f (mean %.3f, sd %.3f of %d intervals) for %d "
+				"intervals",
+				x->value, x->threshold, x->base.mean, x->base.sd, x->base.n,
+				x->run);
+	return snprintf(buf, len,
+			"run-queue wait %.1f us above %.1f us (mean %.1f us, sd %.1f us of %d "
+			"intervals) for %d intervals",
+			x->value / 1e3, x->threshold / 1e3, x->base.mean / 1e3, x->base.sd / 1e3,
+			x->base.n, x->run);
 }

@@ -29,6 +29,9 @@
 #ifndef __PMBPF_CPI_H
 #define __PMBPF_CPI_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #define CPI_WINDOW	 60
 #define CPI_K		 5
 #define CPI_SIGMAS	 2.0
@@ -106,5 +109,54 @@ const struct cpi_outlier *cpi__outlier(const struct cpi_detector *d, int i);
 int cpi__nr_names(const struct cpi_detector *d);
 /* Samples judged so far against a baseline (the false-positive denominator). */
 long long cpi__judged(const struct cpi_detector *d);
+
+/* Where victim i (< cpi__nr_names()) stands after the last interval. */
+struct cpi_state {
+	const char *name; /* valid until the next cpi__interval() */
+	double value; /* its sample of the last interval; NaN: none */
+	/* its normal samples: the bar the next interval is judged against */
+	struct cpi_baseline base;
+	double threshold; /* NaN until the baseline holds CPI_MIN_BASELINE samples */
+	int run; /* consecutive intervals above, up to the last one */
+};
+
+void cpi__state(const struct cpi_detector *d, int i, struct cpi_state *st);
+
+/*
+ * The signal, chosen once for a host: the CPI where cycles and
+ * instructions both count, else the mean run-queue wait (the scheduler
+ * evidence alone: no PMU). Not the p99: pmbpf's p99 is the bound of a log2
+ * bucket, so it moves in steps of 2x and has little spread to learn a
+ * baseline from (docs/fleet.md).
+ */
+enum cpi_signal {
+	CPI_SIGNAL_CPI,
+	CPI_SIGNAL_RUNQ_AVG, /* ns */
+};
+
+enum cpi_signal cpi__signal(bool cycles_count, bool instructions_count);
+/* "cpi" or "runq_avg_ns": the JSON and Prometheus name. */
+const char *cpi_signal__name(enum cpi_signal s);
+
+/*
+ * A victim's own figures over one interval: its own processes (a cgroup's
+ * `self`, never its children's, so that a parent is never a suspect of its
+ * child) or one process.
+ */
+struct cpi_figures {
+	double interval_s;
+	double oncpu_ns;
+	double cycles, instructions; /* NaN where they do not count */
+	double runq_avg_ns; /* NaN without waits */
+};
+
+/* Its sample: CPUs used and the signal's value (NaN where there is none). */
+void cpi__sample(struct cpi_sample *s, const char *name, const struct cpi_figures *f,
+		 enum cpi_signal sig);
+/*
+ * "CPI 1.379 above 1.014 (mean 0.957, sd 0.029 of 60 intervals) for 5
+ * intervals", or the same of the run-queue wait in us. Returns snprintf's.
+ */
+int cpi__describe(const struct cpi_outlier *x, enum cpi_signal sig, char *buf, size_t len);
 
 #endif

@@ -26,17 +26,12 @@
 #include "cpi.h"
 #include "json_reader.h"
 #include "json_writer.h"
+#include "options.h"
 #include "util.h"
-
-enum signal_kind {
-	SIGNAL_UNDECIDED,
-	SIGNAL_CPI,
-	SIGNAL_RUNQ,
-};
 
 struct pending {
 	char *name;
-	double cpu, cpi, runq_avg_ns;
+	struct cpi_figures f;
 };
 
 struct cpi_run {
@@ -44,7 +39,8 @@ struct cpi_run {
 	bool json;
 	struct cpi_opts o;
 	struct cpi_detector *det;
-	enum signal_kind signal;
+	bool decided; /* the signal */
+	enum cpi_signal signal;
 	bool saw_events, cycles, instructions; /* from event records */
 	struct pending *p;
 	int nr, cap;
@@ -87,11 +83,6 @@ static double event_count(const struct json_value *events, const char *name)
 	return num(json__get(json__get(events, name), "count"));
 }
 
-static const char *signal_name(enum signal_kind s)
-{
-	return s == SIGNAL_CPI ? "cpi" : "runq_avg_ns";
-}
-
 static void print_header(const struct cpi_run *r)
 {
 	const struct cpi_opts *o = &r->o;
@@ -104,9 +95,9 @@ static void print_header(const struct cpi_run *r)
 		jw_key(&w, "type");
 		jw_string(&w, "cpi_session");
 		jw_key(&w, "signal");
-		jw_string(&w, signal_name(r->signal));
+		jw_string(&w, cpi_signal__name(r->signal));
 		jw_key(&w, "cpi_available");
-		jw_bool(&w, r->signal == SIGNAL_CPI);
+		jw_bool(&w, r->signal == CPI_SIGNAL_CPI);
 		jw_key(&w, "window");
 		jw_s64(&w, o->window);
 		jw_key(&w, "k");
@@ -125,7 +116,7 @@ static void print_header(const struct cpi_run *r)
 		putchar('\n');
 		return;
 	}
-	if (r->signal == SIGNAL_CPI)
+	if (r->signal == CPI_SIGNAL_CPI)
 		printf("# CPI = cycles / instructions of each cgroup's own processes\n");
 	else
 		printf("# CPI not available: cycles and instructions do not count here (no PMU).\n"
@@ -138,7 +129,8 @@ static void print_header(const struct cpi_run *r)
 
 static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 {
-	bool cpi = r->signal == SIGNAL_CPI;
+	bool cpi = r->signal == CPI_SIGNAL_CPI;
+	char what[256];
 	int i;
 
 	if (r->json) {
@@ -158,7 +150,7 @@ static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 		jw_key(&w, "victim");
 		jw_string(&w, x->victim);
 		jw_key(&w, "signal");
-		jw_string(&w, signal_name(r->signal));
+		jw_string(&w, cpi_signal__name(r->signal));
 		jw_key(&w, "value");
 		jw_double(&w, x->value, cpi ? 6 : 0);
 		jw_key(&w, "threshold");
@@ -193,14 +185,8 @@ static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 		putchar('\n');
 		return;
 	}
-	printf("%s %s: ", r->time ?: "-", x->victim);
-	if (cpi)
-		printf("CPI %.3f above %.3f (mean %.3f, sd %.3f", x->value, x->threshold,
-		       x->base.mean, x->base.sd);
-	else
-		printf("run-queue wait %.1f us above %.1f us (mean %.1f us, sd %.1f us",
-		       x->value / 1e3, x->threshold / 1e3, x->base.mean / 1e3, x->base.sd / 1e3);
-	printf(" of %d intervals) for %d intervals\n", x->base.n, x->run);
+	cpi__describe(x, r->signal, what, sizeof(what));
+	printf("%s %s: %s\n", r->time ?: "-", x->victim, what);
 	if (!x->nr_suspects) {
 		printf("    no suspect: no other cgroup's CPU use rises with it\n");
 		return;
@@ -228,26 +214,26 @@ static int interval__end(struct cpi_run *r)
 
 	if (!r->nr)
 		return 0;
-	if (r->signal == SIGNAL_UNDECIDED) {
-		/* the event records say; without them, the first interval's figures */
-		if (r->saw_events) {
-			r->signal = r->cycles && r->instructions ? SIGNAL_CPI : SIGNAL_RUNQ;
-		} else {
-			r->signal = SIGNAL_RUNQ;
-			for (i = 0; i < r->nr; i++)
-				if (isfinite(r->p[i].cpi))
-					r->signal = SIGNAL_CPI;
-		}
-		print_header(r);
-	}
 	s = calloc(r->nr, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	for (i = 0; i < r->nr; i++) {
-		s[i].name = r->p[i].name;
-		s[i].cpu = r->p[i].cpu;
-		s[i].value = r->signal == SIGNAL_CPI ? r->p[i].cpi : r->p[i].runq_avg_ns;
+	if (!r->decided) {
+		/* the event records say; without them, the first interval's figures */
+		if (r->saw_events) {
+			r->signal = cpi__signal(r->cycles, r->instructions);
+		} else {
+			r->signal = CPI_SIGNAL_RUNQ_AVG;
+			for (i = 0; i < r->nr; i++) {
+				cpi__sample(&s[i], r->p[i].name, &r->p[i].f, CPI_SIGNAL_CPI);
+				if (isfinite(s[i].value))
+					r->signal = CPI_SIGNAL_CPI;
+			}
+		}
+		r->decided = true;
+		print_header(r);
 	}
+	for (i = 0; i < r->nr; i++)
+		cpi__sample(&s[i], r->p[i].name, &r->p[i].f, r->signal);
 	err = cpi__interval(r->det, s, r->nr);
 	free(s);
 	if (err)
@@ -270,7 +256,7 @@ static int cgroup__add(struct cpi_run *r, const struct json_value *rec, char *er
 {
 	const struct json_value *fig = json__get(rec, "self"), *events;
 	const char *path = json__str(json__get(rec, "cgroup")), *time;
-	double interval_s = num(json__get(rec, "interval_s")), oncpu, cyc, ins;
+	double interval_s = num(json__get(rec, "interval_s")), oncpu, cyc;
 	struct pending *p;
 	char name[64];
 	int ret;
@@ -312,14 +298,17 @@ static int cgroup__add(struct cpi_run *r, const struct json_value *rec, char *er
 	if (!p->name)
 		return -ENOMEM;
 	r->nr++;
-	p->cpu = oncpu / (interval_s * 1e9);
 	events = json__get(fig, "events");
 	cyc = event_count(events, "cycles");
 	if (!isfinite(cyc))
 		cyc = event_count(events, "cpu-cycles");
-	ins = event_count(events, "instructions");
-	p->cpi = isfinite(cyc) && ins > 0 ? cyc / ins : NAN;
-	p->runq_avg_ns = num(json__get(json__get(fig, "runq"), "avg_ns"));
+	p->f = (struct cpi_figures){
+		.interval_s = interval_s,
+		.oncpu_ns = oncpu,
+		.cycles = cyc,
+		.instructions = event_count(events, "instructions"),
+		.runq_avg_ns = num(json__get(json__get(fig, "runq"), "avg_ns")),
+	};
 	r->cgroup_records++;
 	return 0;
 }
@@ -382,18 +371,6 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-static int opt_int(const char *opt, const char *arg, int min, int max, int *out)
-{
-	unsigned long long v;
-
-	if (uint__parse(arg, min, max, &v)) {
-		pr_err("invalid %s '%s': give an integer from %d to %d\n", opt, arg, min, max);
-		return -EINVAL;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int opt_cpu(const char *arg, double *out)
 {
 	char *end;
@@ -435,16 +412,17 @@ int cmd_cpi(int argc, char **argv)
 			r.json = !strcmp(optarg, "json");
 			break;
 		case 'w':
-			if (opt_int("--window", optarg, CPI_MIN_BASELINE, CPI_MAX_WINDOW,
-				    &r.o.window))
+			if (options__int("--window", optarg, CPI_MIN_BASELINE, CPI_MAX_WINDOW,
+					 &r.o.window))
 				return 2;
 			break;
 		case 'k':
-			if (opt_int("--intervals", optarg, 1, CPI_MAX_WINDOW, &r.o.k))
+			if (options__int("--intervals", optarg, 1, CPI_MAX_WINDOW, &r.o.k))
 				return 2;
 			break;
 		case 'n':
-			if (opt_int("--suspects", optarg, 0, CPI_MAX_SUSPECTS, &r.o.max_suspects))
+			if (options__int("--suspects", optarg, 0, CPI_MAX_SUSPECTS,
+					 &r.o.max_suspects))
 				return 2;
 			break;
 		case OPT_MIN_CPU:

@@ -178,6 +178,22 @@ static void pair_entry(const char *fmt, bool markdown)
 	printf(fmt, fd->name, fd->unit, kind_str(fd->kind), out, fd->help);
 }
 
+/* The live CPI outliers' families: fmt gets name, labels, unit, kind, help. */
+static void cpi_entries(const char *fmt)
+{
+	const struct prom_family *f;
+	char labels[128];
+	size_t k, nr;
+
+	f = catalog__cpi(&nr);
+	for (k = 0; k < nr; k++) {
+		snprintf(labels, sizeof(labels), "%s%s%s",
+			 f[k].cgroup ? "cgroup,runtime,container_id,pod_uid" : "",
+			 f[k].cgroup && f[k].labels[0] ? "," : "", f[k].labels);
+		printf(fmt, f[k].prom, labels, f[k].unit, kind_str(f[k].kind), f[k].help);
+	}
+}
+
 static void text(void)
 {
 	static const char line[] = "  %-24s %-9s %-8s %s\n      %s\n";
@@ -188,6 +204,8 @@ static void text(void)
 	pair_entry(line, false);
 	printf("\nStatistics of pmbpf itself (the JSON system record, serve's /metrics):\n\n");
 	entries(line, false, true);
+	printf("\nLive CPI outliers (serve's /metrics; docs/fleet.md):\n\n");
+	cpi_entries("  %s{%s} %s %s\n      %s\n");
 }
 
 /* The blocks of docs/fields.md between <!-- begin fields:X --> and <!-- end fields:X --> (docs/mkfields.py). */
@@ -221,7 +239,12 @@ static void markdown(void)
 
 	printf("<!-- begin fields:self -->\n%s", head);
 	entries(row, true, true);
-	printf("<!-- end fields:self -->\n");
+	printf("<!-- end fields:self -->\n\n");
+
+	printf("<!-- begin fields:cpi -->\n"
+	       "| family | labels | unit | kind | meaning |\n|---|---|---|---|---|\n");
+	cpi_entries("| `%s` | `%s` | %s | %s | %s |\n");
+	printf("<!-- end fields:cpi -->\n");
 }
 
 static void json_opt(struct json_writer *w, const char *key, const char *v)
@@ -254,6 +277,7 @@ static void json(void)
 	static const char *const fmts[] = { "count", "pct",  "ratio", "fraction",
 					    "ns",    "bool", "hist",  "share" };
 	const struct self_figure *sf;
+	const struct prom_family *cf;
 	const struct figure *fd;
 	struct json_writer w;
 	size_t nr, k;
@@ -299,6 +323,21 @@ static void json(void)
 		json_outputs(&w, sf[k].outputs);
 		jw_key(&w, "json_ms");
 		jw_bool(&w, sf[k].json_ms);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_key(&w, "cpi");
+	jw_start_array(&w);
+	cf = catalog__cpi(&nr);
+	for (k = 0; k < nr; k++) {
+		jw_start_object(&w);
+		json_opt(&w, "prom", cf[k].prom);
+		jw_key(&w, "cgroup");
+		jw_bool(&w, cf[k].cgroup);
+		json_opt(&w, "labels", cf[k].labels);
+		json_opt(&w, "unit", cf[k].unit);
+		json_opt(&w, "help", cf[k].help);
+		json_opt(&w, "kind", kind_str(cf[k].kind));
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cgroup.h"
+#include "cpi.h"
 #include "hot.h"
 #include "options.h"
 #include "pmu.h"
@@ -176,4 +177,36 @@ int options__max_procs(const char *arg, __u32 *max)
 	}
 	*max = (__u32)v;
 	return 0;
+}
+
+int options__int(const char *opt, const char *arg, int min, int max, int *out)
+{
+	unsigned long long v;
+
+	if (uint__parse(arg, min, max, &v)) {
+		pr_err("invalid %s '%s': give an integer from %d to %d\n", opt, arg, min, max);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int options__cpi(int c, const char *arg, struct cpi_opts *o)
+{
+	switch (c) {
+	case OPT_CPI_WINDOW:
+		return options__int("--cpi-window", arg, CPI_MIN_BASELINE, CPI_MAX_WINDOW, &o->window) ?:
+			       1;
+	case OPT_CPI_K:
+		return options__int("--cpi-k", arg, 1, CPI_MAX_WINDOW, &o->k) ?: 1;
+	}
+	return 0;
+}
+
+int options__cpi_check(const struct cpi_opts *o)
+{
+	if (o->k <= o->window)
+		return 0;
+	pr_err("--cpi-k %d is longer than --cpi-window %d\n", o->k, o->window);
+	return -EINVAL;
 }

@@ -17,8 +17,12 @@ enum {
 	OPT_HOT, /* --hot[=HZ] */
 	OPT_DELAYS, /* --delays */
 	OPT_NO_DELAYS, /* --no-delays */
+	OPT_CPI_WINDOW, /* --cpi-window N */
+	OPT_CPI_K, /* --cpi-k K */
 	OPT_COMMAND, /* the first value free for a command's own */
 };
+
+struct cpi_opts;
 
 /* -e LIST into s->events; an unknown name lists the valid ones. */
 int options__events(const char *list, struct session_opts *s);
@@ -34,6 +38,15 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);
 int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
+/* An integer from min to max, for option opt ("--window"). */
+int options__int(const char *opt, const char *arg, int min, int max, int *out);
+/*
+ * top's and serve's live CPI outliers (cpi.h): --cpi-window and --cpi-k
+ * into o. Returns 1 when c was one of them, 0 when not, -EINVAL on a bad value.
+ */
+int options__cpi(int c, const char *arg, struct cpi_opts *o);
+/* -EINVAL (said in one line) when K is longer than the window. */
+int options__cpi_check(const struct cpi_opts *o);
 /* --hot[=HZ]: arg NULL for the default rate. */
 int options__hot(const char *arg, __u32 *hz);
 /*
@@ -57,6 +70,12 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 #define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
 #define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
 #define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"
+#define OPTION_CPI_WINDOW                                              \
+	OPT_CPI_WINDOW, "cpi-window", "N",                             \
+		"CPI outliers: intervals of the baseline and of the\n" \
+		"correlation (default 60, at least 20)"
+#define OPTION_CPI_K \
+	OPT_CPI_K, "cpi-k", "K", "CPI outliers: intervals in a row above mean + 2 sd (default 5)"
 #define OPTION_HOT                                                       \
 	OPT_HOT, "hot", "[=HZ]",                                         \
 		"sample each process's hottest function at HZ per CPU\n" \

@@ -869,6 +869,21 @@ static void put_u64(struct strbuf *sb, __u64 v)
 	strbuf__printf(sb, "%llu\n", (unsigned long long)v);
 }
 
+void prom__family(struct strbuf *sb, const char *name, const char *type, const char *help)
+{
+	family(sb, name, type, help);
+}
+
+void prom__value(struct strbuf *sb, double v)
+{
+	put_double(sb, v);
+}
+
+char *prom__cgroup_labels(const char *path, const struct container_info *ci)
+{
+	return cg_labels(path, ci);
+}
+
 /* Upper bound of run-queue histogram slot k (< 2^(k+1) us), in seconds. */
 static void put_le(struct strbuf *sb, int k)
 {
@@ -1334,6 +1349,8 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 	out->failed = false;
 	render_figures(ps, snap, out);
 	render_self(ps, snap, self, out);
+	if (ps->o.more)
+		ps->o.more(out, ps->o.ctx);
 	if (out->failed || !out->buf)
 		return;
 	/* Size of the exposition itself, so that cardinality is visible. */

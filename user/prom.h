@@ -33,6 +33,8 @@ struct prom_opts {
 	__u64 grace_ns; /* how long series of dead processes and removed cgroups stay */
 	/* Does this cgroup (path below the cgroup2 mount) still exist? NULL: always. */
 	bool (*cgroup_exists)(const char *path, void *ctx);
+	/* Families of its own (serve: prom__cpi()'s), rendered last; NULL: none. */
+	void (*more)(struct strbuf *out, void *ctx);
 	void *ctx;
 };
 
@@ -63,5 +65,15 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 		  struct strbuf *out);
 /* Process and cgroup series sets currently exported, and processes tracked for ranking. */
 void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, size_t *tracked);
+
+/* For families rendered elsewhere: HELP and TYPE lines, a sample's value and a cgroup's labels. */
+void prom__family(struct strbuf *sb, const char *name, const char *type, const char *help);
+void prom__value(struct strbuf *sb, double v);
+/* "cgroup=...,runtime=...,container_id=...,pod_uid=...", malloc'd; NULL on ENOMEM. */
+char *prom__cgroup_labels(const char *path, const struct container_info *ci);
+
+struct cpi_live;
+/* The live CPI outliers' families (catalog__cpi(); prom_cpi.c). */
+void prom__cpi(struct strbuf *out, const struct cpi_live *l);
 
 #endif

@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "cpi_live.h"
 #include "http.h"
 #include "options.h"
 #include "output.h"
@@ -58,6 +59,8 @@ static const struct cmdopt options[] = {
 	{ OPT_DELAY_PAIRS, "delay-pairs", "N",
 	  "(cgroup, by) pairs of run-queue delay with series:\n"
 	  "the top N by delay (default 100)" },
+	{ OPTION_CPI_WINDOW },
+	{ OPTION_CPI_K },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},
@@ -80,6 +83,7 @@ struct serve_opts {
 	__u64 grace_ns;
 	unsigned int top_k;
 	unsigned int delay_pairs;
+	struct cpi_opts cpi;
 	char cgroup_path[4096];
 };
 
@@ -87,6 +91,7 @@ struct serve {
 	struct serve_opts o;
 	struct session *s;
 	struct prom_state *ps;
+	struct cpi_live *cpi;
 	struct http_server *http;
 	struct snapshot snap;
 	struct strbuf out;
@@ -149,6 +154,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
+		if (!err)
+			err = options__cpi(c, optarg, &o->cpi);
 		if (err < 0)
 			return -EINVAL;
 		if (err)
@@ -194,7 +201,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		pr_err("unexpected argument '%s'; try 'pmbpf serve --help'\n", argv[optind]);
 		return -EINVAL;
 	}
-	return 0;
+	return options__cpi_check(&o->cpi);
 }
 
 static bool cgroup_exists(const char *path, void *ctx)
@@ -209,6 +216,13 @@ static bool cgroup_exists(const char *path, void *ctx)
 	if (stat(buf, &st))
 		return errno != ENOENT && errno != ENOTDIR;
 	return S_ISDIR(st.st_mode);
+}
+
+static void more_families(struct strbuf *out, void *ctx)
+{
+	struct serve *sv = ctx;
+
+	prom__cpi(out, sv->cpi);
 }
 
 static bool read_flag(const char *path)
@@ -285,6 +299,8 @@ static int collect(struct serve *sv)
 	}
 	sv->self.collections++;
 	err = prom__update(sv->ps, &sv->snap, t1);
+	if (!err)
+		err = cpi_live__update(sv->cpi, &sv->snap);
 	if (err) {
 		pr_err("cannot update metrics: %s\n", strerror(-err));
 		return err;
@@ -367,6 +383,10 @@ int cmd_serve(int argc, char **argv)
 			.top_k = DEFAULT_TOP_K,
 			.delay_pairs = DEFAULT_DELAY_PAIRS,
 			.s.delays = DELAYS_AUTO,
+			.cpi = { .window = CPI_WINDOW,
+				 .k = CPI_K,
+				 .min_cpu = CPI_MIN_CPU,
+				 .max_suspects = CPI_SUSPECTS },
 		},
 	};
 	struct output out = { .format = OUTPUT_TABLE, .f = stderr };
@@ -409,11 +429,15 @@ int cmd_serve(int argc, char **argv)
 	po.delay_pairs = sv.o.delay_pairs;
 	po.grace_ns = sv.o.grace_ns;
 	po.cgroup_exists = cgroup_exists;
+	po.more = more_families;
 	po.ctx = &sv;
 	sv.ps = prom__new(&po);
-	if (!sv.ps) {
+	sv.cpi = cpi_live__new(&sv.o.cpi, false);
+	if (!sv.ps || !sv.cpi) {
 		pr_err("%s\n", strerror(ENOMEM));
 		close(fd);
+		prom__free(sv.ps);
+		cpi_live__free(sv.cpi);
 		return 1;
 	}
 	sv.self.version = PMBPF_VERSION;
@@ -453,6 +477,7 @@ cleanup:
 	http__stop(sv.http);
 	session__close(sv.s);
 	prom__free(sv.ps);
+	cpi_live__free(sv.cpi);
 	snapshot__free(&sv.snap);
 	strbuf__free(&sv.out);
 	return err ? 1 : 0;

@@ -25,6 +25,7 @@
 #include <linux/perf_event.h>
 #include "cgroup.h"
 #include "commands.h"
+#include "cpi_live.h"
 #include "options.h"
 #include "session.h"
 #include "top_user.h"
@@ -43,6 +44,8 @@ static const struct cmdopt options[] = {
 	{ OPTION_HOT },
 	{ OPTION_DELAYS },
 	{ OPTION_NO_DELAYS },
+	{ OPTION_CPI_WINDOW },
+	{ OPTION_CPI_K },
 	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
 	{ CMDOPT_HELP },
 	{},
@@ -72,6 +75,7 @@ enum top_mode {
 
 struct top {
 	struct session_opts so;
+	struct cpi_opts cpi_o;
 	char cgroup_path[4096];
 	__u64 interval_ns;
 
@@ -86,6 +90,7 @@ struct top {
 	bool have_snap;
 	struct top_view v;
 	struct top_users *users;
+	struct cpi_live *cpi;
 	bool shown[TOP_MAX_COLS]; /* columns that fit, at the last draw */
 
 	enum top_mode mode;
@@ -191,6 +196,8 @@ static int parse_args(int argc, char **argv, struct top *t)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
 		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
+		if (!err)
+			err = options__cpi(c, optarg, &t->cpi_o);
 		if (err < 0)
 			return -EINVAL;
 		if (err)
@@ -214,7 +221,7 @@ static int parse_args(int argc, char **argv, struct top *t)
 		pr_err("unexpected argument '%s'; try 'pmbpf top --help'\n", argv[optind]);
 		return -EINVAL;
 	}
-	return 0;
+	return options__cpi_check(&t->cpi_o) ? -EINVAL : 0;
 }
 
 static __u64 self_cpu_ns(void)
@@ -313,6 +320,8 @@ static int collect(struct top *t)
 	selection_remember(t);
 	t->v.nr_items = 0;
 	err = session__collect(t->s, &t->snap);
+	if (!err)
+		err = cpi_live__update(t->cpi, &t->snap);
 	if (err)
 		return err;
 	t->last_collect = now_ns(CLOCK_MONOTONIC);
@@ -557,7 +566,8 @@ static int cell_into(char *line, int pos, int cap, const char *cell, int width, 
 	return pos + width;
 }
 
-static void draw_table(struct top *t, int y)
+/* bottom: lines kept free above the footer */
+static void draw_table(struct top *t, int y, int bottom)
 {
 	char line[4096], cell[256];
 	int flex_w, i, cap = COLS < (int)sizeof(line) ? COLS : (int)sizeof(line) - 1;
@@ -591,8 +601,7 @@ static void draw_table(struct top *t, int y)
 	attrset(A_NORMAL);
 	y++;
 
-	/* --delays: the selected row's delay line above the footer */
-	rows = LINES - y - 1 - (t->snap.delays_on ? 1 : 0);
+	rows = LINES - y - 1 - bottom;
 	if (rows < 1)
 		rows = 1;
 	t->page = rows;
@@ -635,11 +644,38 @@ static void draw_table(struct top *t, int y)
 		mvaddnstr(y + (int)(r - t->first), 0, line, cap);
 	}
 	attrset(A_NORMAL);
-	if (t->snap.delays_on && t->sel < t->v.nr_items) {
-		top_view__delay_line(&t->snap, &t->v.items[t->sel], line, sizeof(line));
-		sanitize(line);
-		mvaddnstr(LINES - 2, 0, line, cap);
-	}
+}
+
+/*
+ * Above the footer (and above the CPI line, when there is one: above more
+ * lines), who delayed the selected row and whom it delayed; returns the
+ * lines it took.
+ */
+static int draw_delay_line(struct top *t, int y, int above)
+{
+	char line[1024];
+
+	if (!t->have_snap || !t->snap.delays_on || t->sel >= t->v.nr_items || LINES - y < 5 + above)
+		return 0;
+	top_view__delay_line(&t->snap, &t->v.items[t->sel], line, sizeof(line));
+	sanitize(line);
+	mvaddnstr(LINES - 2 - above, 0, line, COLS);
+	return 1;
+}
+
+/* Above the footer, the selected row's CPI outlier; returns the lines it took. */
+static int draw_cpi_line(struct top *t, int y)
+{
+	char line[1024];
+
+	if (!t->have_snap || t->sel >= t->v.nr_items || LINES - y < 5 ||
+	    !top_view__cpi_line(&t->v, &t->v.items[t->sel], line, sizeof(line)))
+		return 0;
+	sanitize(line);
+	attrset(a_warn);
+	mvaddnstr(LINES - 2, 0, line, COLS);
+	attrset(A_NORMAL);
+	return 1;
 }
 
 static void draw_footer(struct top *t)
@@ -703,6 +739,9 @@ static const char *const help_lines[] = {
 	"NAME/s: events per second (clock events: CPU time per second).",
 	"X-MPKI: misses per 1000 instructions. CSW/s: switches per second.",
 	"RUNQ-p99: 99th percentile of wakeup-to-run latency.",
+	"CPI!: a CPI outlier (its CPI, or without a PMU its mean run-queue wait,",
+	"above mean + 2 sd of its baseline for --cpi-k intervals): how far above;",
+	"the selected outlier's suspects are named above the keys.",
 	"'-': not available (event not counting on this host, or no data).",
 	"'*' after a command: it exited in this interval. Cgroup rows include",
 	"everything below them.",
@@ -735,7 +774,7 @@ static void draw_sort_menu(struct top *t, int y)
 
 static void draw(struct top *t)
 {
-	int y;
+	int y, bottom;
 
 	erase();
 	if (COLS < 20 || LINES < 6) {
@@ -751,7 +790,9 @@ static void draw(struct top *t)
 	y = draw_header(t);
 	if (y > LINES - 3)
 		y = LINES - 3;
-	draw_table(t, y);
+	bottom = draw_cpi_line(t, y);
+	bottom += draw_delay_line(t, y, bottom);
+	draw_table(t, y, bottom);
 	if (t->mode == MODE_SORT_MENU)
 		draw_sort_menu(t, y + 1);
 	draw_footer(t);
@@ -1109,6 +1150,10 @@ int cmd_top(int argc, char **argv)
 	}
 	t->interval_ns = 1000000000ULL;
 	t->so.delays = DELAYS_AUTO;
+	t->cpi_o = (struct cpi_opts){ .window = CPI_WINDOW,
+				      .k = CPI_K,
+				      .min_cpu = CPI_MIN_CPU,
+				      .max_suspects = CPI_SUSPECTS };
 	top_view__init(&t->v);
 	if (parse_args(argc, argv, t)) {
 		err = 2;
@@ -1128,7 +1173,9 @@ int cmd_top(int argc, char **argv)
 	if (privileges__check() || signals__setup() || crash_handlers__setup())
 		goto cleanup;
 	t->users = top_users__new("/proc");
-	if (!t->users) {
+	t->cpi = cpi_live__new(&t->cpi_o, true);
+	t->v.cpi = t->cpi;
+	if (!t->users || !t->cpi) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -1160,6 +1207,7 @@ cleanup:
 	snapshot__free(&t->snap);
 	top_view__free(&t->v);
 	top_users__free(t->users);
+	cpi_live__free(t->cpi);
 	free(t);
 	return err;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "catalog.h"
+#include "cpi_live.h"
 #include "delay.h"
 #include "output.h"
 #include "top_view.h"
@@ -93,6 +94,41 @@ static void figure_columns(struct top_view *v, const struct snapshot *snap)
 	catalog__each(snap, OUT_TOP, figure_column, &cs);
 }
 
+/* The last interval's outlier of a row, or NULL. */
+static const struct cpi_outlier *outlier_of(const struct top_view *v, const struct top_item *it)
+{
+	if (!v->cpi)
+		return NULL;
+	if (it->proc)
+		return it->proc->overflow ? NULL : cpi_live__process(v->cpi, it->proc->pid);
+	return it->cg ? cpi_live__cgroup(v->cpi, it->cg->path) : NULL;
+}
+
+static double cpi_over(const struct top_view *v, const struct top_item *it)
+{
+	const struct cpi_outlier *x = outlier_of(v, it);
+
+	return x ? ratio(x->value, x->threshold) : NAN;
+}
+
+/* "3.2x": how far above its threshold; "-" where it is not an outlier. */
+static void cpi_cell(const struct top_view *v, const struct top_item *it, char *buf, size_t len)
+{
+	double r = cpi_over(v, it);
+
+	if (!isfinite(r))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, r < 9.95 ? "%.1fx" : "%.0fx", r);
+}
+
+/* Dropped on a narrow terminal before the figures that are not blank on most rows. */
+static void cpi_column(struct top_view *v)
+{
+	if (v->cpi)
+		col_add(v, TOP_CPI, "CPI!", 5, 20);
+}
+
 void top_view__columns(struct top_view *v, const struct snapshot *snap)
 {
 	char label[64];
@@ -105,12 +141,14 @@ void top_view__columns(struct top_view *v, const struct snapshot *snap)
 	if (v->by_cgroup) {
 		col_add(v, TOP_PROCS, "PROCS", 5, 60);
 		figure_columns(v, snap);
+		cpi_column(v);
 		col_add(v, TOP_CONTAINER, "CONTAINER", 19, containers ? 40 : 4);
 		col_add(v, TOP_CGROUP, "CGROUP", 16, 100)->flex = true;
 	} else {
 		col_add(v, TOP_PID, "PID", 7, 100);
 		col_add(v, TOP_USER, "USER", 8, 55);
 		figure_columns(v, snap);
+		cpi_column(v);
 		col_add(v, TOP_COMMAND, "COMMAND", 15, 98);
 		/* the first to go on a narrow terminal */
 		if (snap->hot)
@@ -342,6 +380,9 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 		case TOP_HOT:
 			it->skey = it->proc && it->proc->hot ? it->proc->hot : "";
 			break;
+		case TOP_CPI:
+			it->key = cpi_over(v, it);
+			break;
 		}
 	}
 	top_view__sort(v);
@@ -486,7 +527,31 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 	case TOP_HOT:
 		snprintf(buf, len, "%s", p && p->hot ? p->hot : "-");
 		break;
+	case TOP_CPI:
+		cpi_cell(v, it, buf, len);
+		break;
 	}
+}
+
+bool top_view__cpi_line(const struct top_view *v, const struct top_item *it, char *buf, size_t len)
+{
+	const struct cpi_outlier *x = outlier_of(v, it);
+	size_t off;
+	int i;
+
+	if (len)
+		buf[0] = '\0';
+	if (!x || !len)
+		return false;
+	off = snprintf(buf, len, "%s outlier: ", x->victim);
+	if (off < len)
+		off += cpi__describe(x, cpi_live__signal(v->cpi), buf + off, len - off);
+	for (i = 0; i < x->nr_suspects && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s (r %+.2f)",
+				i ? ", " : "; suspects: ", x->suspects[i].name, x->suspects[i].r);
+	if (!x->nr_suspects && off < len)
+		snprintf(buf + off, len - off, "; no suspect: no other's CPU use rises with it");
+	return true;
 }
 
 const char *top_view__delay_line(const struct snapshot *snap, const struct top_item *it, char *buf,

@@ -21,11 +21,13 @@ enum top_col_kind {
 	TOP_CONTAINER,
 	TOP_CGROUP,
 	TOP_HOT, /* --hot: the process's hottest function */
+	TOP_CPI, /* a CPI outlier (cpi_live.h): its signal over its threshold */
 };
 
-#define TOP_MAX_COLS (8 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
+#define TOP_MAX_COLS (9 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
 
 struct figure;
+struct cpi_live;
 
 struct top_col {
 	enum top_col_kind kind;
@@ -70,6 +72,7 @@ struct top_view {
 	size_t nr_candidates; /* rows before filtering */
 	const struct cgroup_row **cg_index; /* snapshot cgroups by id */
 	size_t cap_cg_index;
+	const struct cpi_live *cpi; /* NULL: no CPI! column */
 };
 
 typedef const char *(*top_user_fn)(void *ctx, const struct proc_row *row);
@@ -109,6 +112,12 @@ const char *top_view__container(const struct cgroup_row *cg, char *buf, size_t l
  */
 const char *top_view__delay_line(const struct snapshot *snap, const struct top_item *it, char *buf,
 				 size_t len);
+/*
+ * The selected row's CPI outlier in one line: the signal against its
+ * threshold and baseline, and the suspects. false (and buf "") when it is
+ * not an outlier.
+ */
+bool top_view__cpi_line(const struct top_view *v, const struct top_item *it, char *buf, size_t len);
 /* ns as "850us", "12.3ms", "1.20s". */
 const char *top_view__fmt_ns(char *buf, size_t len, double ns);
 

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "check.h"
 #ifndef PMBPF_MINIMAL
+#include "cpi_live.h"
 #include "top_view.h"
 
 #define SEC 1000000000ULL
@@ -300,9 +301,97 @@ static void test_layout(void)
 	top_view__free(&v);
 }
 
+/*
+ * The CPI! column and the selected row's line. A detector sees 20 steady
+ * intervals of alpha (pid 10, in /a/b: 0.5 CPU, waits 95 and 105 us in
+ * turn: mean 100 us, sample sd 5.13 us, threshold 110.26 us) while beta
+ * (pid 20, in /a/bc) idles, then 2 of alpha waiting 2000 us while beta uses
+ * 0.8 CPU: alpha and /a/b are outliers (k = 2), 18.1x their threshold, and
+ * beta and /a/bc their only suspects (r 0.99997: beta's CPU has two
+ * values, and alpha's waits vary by 5 us around each of its two levels).
+ */
+static void test_cpi(void)
+{
+	struct cpi_opts o = { .window = 20, .k = 2, .min_cpu = 0.05, .max_suspects = 5 };
+	struct cpi_live *l = cpi_live__new(&o, true);
+	struct snapshot h = { .events = events, .nr_events = 4, .interval_ns = SEC };
+	struct top_view v;
+	char line[512];
+	bool shown[TOP_MAX_COLS];
+	int t, c;
+
+	if (!CHECK(l))
+		return;
+	for (t = 0; t < 22; t++) {
+		double wait = t >= 20 ? 2000e3 : t % 2 ? 105e3 : 95e3, beta = t >= 20 ? 0.8 : 0.01;
+		const char *path[] = { "/a/b", "/a/bc" };
+		int i;
+
+		snapshot__reset(&h);
+		for (i = 0; i < 2; i++) {
+			struct proc_row *r = snapshot__add_row(&h);
+			struct cgroup_row *cg = snapshot__add_cgroup(&h);
+
+			r->pid = i ? 20 : 10;
+			snprintf(r->comm, sizeof(r->comm), "%s", i ? "beta" : "alpha");
+			r->cgroup = path[i];
+			r->cgroup_id = i ? 200 : 100;
+			r->f.n[PMBPF_N_ONCPU_NS] = (__u64)((i ? beta : 0.5) * SEC);
+			r->f.n[PMBPF_N_RUNQ_COUNT] = 100;
+			r->f.n[PMBPF_N_RUNQ_TOTAL_NS] = (__u64)(100 * (i ? 50e3 : wait));
+			cg->id = r->cgroup_id;
+			cg->path = path[i];
+			cg->nr_procs = cg->nr_procs_total = 1;
+			cg->self = cg->total = r->f;
+		}
+		CHECK_EQ_INT(cpi_live__update(l, &h), 0);
+	}
+	snapshot__free(&h);
+
+	top_view__init(&v);
+	top_view__columns(&v, &snap);
+	CHECK_EQ_INT(col(&v, "CPI!"), -1); /* no detector, no column */
+	v.cpi = l;
+	top_view__columns(&v, &snap);
+	c = col(&v, "CPI!");
+	CHECK(c >= 0);
+	CHECK_EQ_INT(top_view__build(&v, &snap, user_fn, NULL), 0);
+	/* sorted by it: the outlier first, the others after it */
+	top_view__set_sort(&v, c);
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_INT(pid_at(&v, 0), 10);
+	CHECK_STR(cell(&v, 0, "CPI!"), "18x");
+	CHECK_STR(cell(&v, 1, "CPI!"), "-");
+	CHECK(top_view__cpi_line(&v, &v.items[0], line, sizeof(line)));
+	CHECK_STR(line, "10 alpha outlier: run-queue wait 2000.0 us above 110.3 us (mean 100.0 us, "
+			"sd 5.1 us of 20 intervals) for 2 intervals; suspects: 20 beta (r +1.00)");
+	CHECK(!top_view__cpi_line(&v, &v.items[1], line, sizeof(line)));
+	CHECK_STR(line, "");
+	/* a short buffer: cut, not overrun */
+	CHECK(top_view__cpi_line(&v, &v.items[0], line, 12));
+	CHECK_STR(line, "10 alpha ou");
+	/* a narrow terminal drops it before the CPU-time columns */
+	top_view__layout(&v, 70, shown);
+	CHECK(!shown[c]);
+	CHECK(shown[col(&v, "CPU%")]);
+
+	v.by_cgroup = true;
+	top_view__columns(&v, &snap);
+	top_view__set_sort(&v, col(&v, "CPI!"));
+	top_view__build(&v, &snap, NULL, NULL);
+	CHECK_STR(v.items[0].cg->path, "/a/b");
+	CHECK_STR(cell(&v, 0, "CPI!"), "18x");
+	CHECK(top_view__cpi_line(&v, &v.items[0], line, sizeof(line)));
+	CHECK(!strncmp(line, "/a/b outlier: run-queue wait 2000.0 us above 110.3 us", 53));
+	CHECK(strstr(line, "; suspects: /a/bc (r +1.00)"));
+	top_view__free(&v);
+	cpi_live__free(l);
+}
+
 int main(void)
 {
 	build();
+	test_cpi();
 	test_helpers();
 	test_processes();
 	test_cgroups();
