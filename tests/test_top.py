@@ -143,6 +143,9 @@ def table(screen):
             head = line.split()
             rows = []
             for l in screen[i + 1:-1]:
+                # the lines above the footer (delays, a CPI outlier) are no rows
+                if l.startswith("Delayed by:") or " outlier: " in l:
+                    break
                 cells = l.split()
                 if len(cells) == len(head):
                     rows.append(dict(zip(head, cells)))
