@@ -115,7 +115,7 @@ class Watch:
         n = int(next(v for k, v in s.items() if k[0] == "pmbpf_collections_total"))
         if n in self.by_collection:
             return n, self.by_collection[n]
-        rec = {"flagged_others": 0, "suspects": []}
+        rec = {"flagged_others": 0, "suspects": [], "suspect_delay": {}}
         for (name, labels), v in s.items():
             lab = dict(labels)
             if name == "pmbpf_cpi_signal_info":
@@ -128,6 +128,8 @@ class Watch:
                 continue
             if name == "pmbpf_cgroup_cpi_suspect_correlation":
                 rec["suspects"].append((v, lab["suspect"]))
+            elif name == "pmbpf_cgroup_cpi_suspect_delay_seconds":
+                rec["suspect_delay"][lab["suspect"]] = v
             else:
                 rec[name[len("pmbpf_cgroup_cpi_"):]] = v
         rec["suspects"].sort(reverse=True)
@@ -189,7 +191,8 @@ def test_outlier_and_first_suspect():
         figures["at_detection"] = {
             "signal_us": hit["signal"] * 1e6, "threshold_us": hit["threshold"] * 1e6,
             "baseline_mean_us": hit["baseline_mean"] * 1e6,
-            "suspects": [(r, s) for r, s in hit["suspects"]]}
+            "suspects": [(r, s) for r, s in hit["suspects"]],
+            "suspect_delay_ms": {s: v * 1e3 for s, v in hit["suspect_delay"].items()}}
         figures["schedstat_wait_us_alone"] = \
             (before[0] - alone[0]) / max(before[1] - alone[1], 1) / 1e3
         figures["schedstat_wait_us_with_antagonist"] = \
@@ -221,6 +224,12 @@ def test_outlier_and_first_suspect():
     assert figures["detect_intervals"] <= DETECT_MAX, figures
     assert hit["suspects"] and hit["suspects"][0][1] == antagonist.rel, hit
     assert hit["suspects"][0][0] >= 0.5, hit
+    # the scheduler's evidence beside it: of the suspects, the antagonist's
+    # processes ran the most while the victim waited (who delayed whom)
+    delays = hit["suspect_delay"]
+    assert set(delays) == {s for _, s in hit["suspects"]}, hit
+    assert delays[antagonist.rel] > 0 and \
+        delays[antagonist.rel] == max(delays.values()), hit
     assert all(s == antagonist.rel for _, s in figures["first_suspects_later"]), figures
     assert figures["clear_intervals"] <= CLEAR_MAX, figures
 

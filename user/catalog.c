@@ -349,6 +349,10 @@ static const struct prom_family cpi_families[] = {
 	[CPI_FAM_SUSPECT] = { "pmbpf_cgroup_cpi_suspect_correlation", true, "suspect", "ratio",
 			      "For each outlier, its suspects (at most 5): Pearson r of the suspect cgroup's CPU use with the outlier's signal over the window, positive only.",
 			      FIG_GAUGE },
+	[CPI_FAM_SUSPECT_DELAY] = { "pmbpf_cgroup_cpi_suspect_delay_seconds", true, "suspect",
+				    "seconds",
+				    "For each outlier's suspect: the run-queue wait of the outlier's own processes while the suspect's ran on their CPU, in the last interval (who delayed whom; absent without it).",
+				    FIG_GAUGE },
 };
 
 _Static_assert(sizeof(cpi_families) / sizeof(cpi_families[0]) == CPI_FAM_NR,

@@ -314,3 +314,38 @@ const char *delay__name(const struct delay_sum *d, char *buf, size_t len)
 		snprintf(buf, len, "%s", d->cgroup ? d->cgroup : "?");
 	return buf;
 }
+
+__u64 delay__cgroup_by(const struct snapshot *snap, __u64 cgid, const char *by)
+{
+	__u64 ns = 0;
+	size_t i;
+
+	for (i = 0; by && i < snap->nr_delays; i++) {
+		const struct delay_pair *p = &snap->delays[i];
+
+		if (p->cgroup_id == cgid && p->by_cgroup && !strcmp(p->by_cgroup, by))
+			ns += p->ns;
+	}
+	return ns;
+}
+
+__u64 delay__proc_by(const struct snapshot *snap, __u32 pid, __u64 cgid, const char *by)
+{
+	unsigned long by_pid;
+	char *end;
+	__u64 ns = 0;
+	size_t i;
+
+	if (!by)
+		return 0;
+	by_pid = strtoul(by, &end, 10);
+	if (end == by || (*end && *end != ' '))
+		return 0;
+	for (i = 0; i < snap->nr_delays; i++) {
+		const struct delay_pair *p = &snap->delays[i];
+
+		if (p->pid == pid && p->cgroup_id == cgid && p->by_pid == by_pid)
+			ns += p->ns;
+	}
+	return ns;
+}

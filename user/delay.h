@@ -62,6 +62,13 @@ size_t delay__of_proc(const struct snapshot *snap, __u32 pid, __u64 cgid, enum d
 /* The same for the processes of cgroup cgid itself, summed per cgroup on the other side. */
 size_t delay__of_cgroup(const struct snapshot *snap, __u64 cgid, enum delay_side side,
 			struct delay_sum *out, size_t max, __u64 *total);
+/*
+ * The delay runner by (a cgroup path, or "PID comm" / a PID for a process)
+ * caused the waiter (cgroup cgid's own processes, or process pid in cgid)
+ * this interval: the evidence beside a CPI outlier's suspects.
+ */
+__u64 delay__cgroup_by(const struct snapshot *snap, __u64 cgid, const char *by);
+__u64 delay__proc_by(const struct snapshot *snap, __u32 pid, __u64 cgid, const char *by);
 /* "name" of a party for text: comm (pid), cgroup path, "[idle]". */
 const char *delay__name(const struct delay_sum *d, char *buf, size_t len);
 

@@ -74,6 +74,6 @@ char *prom__cgroup_labels(const char *path, const struct container_info *ci);
 
 struct cpi_live;
 /* The live CPI outliers' families (catalog__cpi(); prom_cpi.c). */
-void prom__cpi(struct strbuf *out, const struct cpi_live *l);
+void prom__cpi(struct strbuf *out, const struct cpi_live *l, const struct snapshot *snap);
 
 #endif

@@ -13,6 +13,7 @@
 #include "catalog.h"
 #include "container.h"
 #include "cpi_live.h"
+#include "delay.h"
 #include "prom.h"
 
 struct judged {
@@ -49,7 +50,18 @@ static void series(struct strbuf *out, const struct prom_family *f, const struct
 	strbuf__printf(out, "%s{%s} ", f->prom, j->labels);
 }
 
-void prom__cpi(struct strbuf *out, const struct cpi_live *l)
+/* The id of the snapshot's cgroup at path; 0 if it has none. */
+static __u64 cgroup_id_of(const struct snapshot *snap, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_cgroups; i++)
+		if (snap->cgroups[i].path && !strcmp(snap->cgroups[i].path, path))
+			return snap->cgroups[i].id;
+	return 0;
+}
+
+void prom__cpi(struct strbuf *out, const struct cpi_live *l, const struct snapshot *snap)
 {
 	const struct cpi_detector *d = cpi_live__cgroups(l);
 	const struct cpi_opts *o = cpi_live__opts(l);
@@ -113,6 +125,21 @@ void prom__cpi(struct strbuf *out, const struct cpi_live *l)
 			prom__label_value(out, x->suspects[k].name);
 			strbuf__printf(out, "} ");
 			prom__value(out, x->suspects[k].r);
+		}
+	}
+	if (!snap->delays_on)
+		goto out;
+	head(out, &fam[CPI_FAM_SUSPECT_DELAY]);
+	for (i = 0; i < n; i++) {
+		const struct cpi_outlier *x = cpi_live__cgroup(l, j[i].st.name);
+		__u64 cgid = x ? cgroup_id_of(snap, j[i].st.name) : 0;
+
+		for (k = 0; x && k < x->nr_suspects; k++) {
+			strbuf__printf(out, "%s{%s,suspect=", fam[CPI_FAM_SUSPECT_DELAY].prom,
+				       j[i].labels);
+			prom__label_value(out, x->suspects[k].name);
+			strbuf__printf(out, "} ");
+			prom__value(out, delay__cgroup_by(snap, cgid, x->suspects[k].name) / 1e9);
 		}
 	}
 out:

@@ -222,7 +222,7 @@ static void more_families(struct strbuf *out, void *ctx)
 {
 	struct serve *sv = ctx;
 
-	prom__cpi(out, sv->cpi);
+	prom__cpi(out, sv->cpi, &sv->snap);
 }
 
 static bool read_flag(const char *path)

@@ -669,7 +669,7 @@ static int draw_cpi_line(struct top *t, int y)
 	char line[1024];
 
 	if (!t->have_snap || t->sel >= t->v.nr_items || LINES - y < 5 ||
-	    !top_view__cpi_line(&t->v, &t->v.items[t->sel], line, sizeof(line)))
+	    !top_view__cpi_line(&t->v, &t->snap, &t->v.items[t->sel], line, sizeof(line)))
 		return 0;
 	sanitize(line);
 	attrset(a_warn);

@@ -533,10 +533,13 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 	}
 }
 
-bool top_view__cpi_line(const struct top_view *v, const struct top_item *it, char *buf, size_t len)
+bool top_view__cpi_line(const struct top_view *v, const struct snapshot *snap,
+			const struct top_item *it, char *buf, size_t len)
 {
 	const struct cpi_outlier *x = outlier_of(v, it);
+	char t[32];
 	size_t off;
+	__u64 ns;
 	int i;
 
 	if (len)
@@ -546,9 +549,19 @@ bool top_view__cpi_line(const struct top_view *v, const struct top_item *it, cha
 	off = snprintf(buf, len, "%s outlier: ", x->victim);
 	if (off < len)
 		off += cpi__describe(x, cpi_live__signal(v->cpi), buf + off, len - off);
-	for (i = 0; i < x->nr_suspects && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%s (r %+.2f)",
+	for (i = 0; i < x->nr_suspects && off < len; i++) {
+		off += snprintf(buf + off, len - off, "%s%s (r %+.2f",
 				i ? ", " : "; suspects: ", x->suspects[i].name, x->suspects[i].r);
+		if (snap->delays_on && off < len) {
+			ns = it->proc ? delay__proc_by(snap, it->proc->pid, it->proc->cgroup_id,
+						       x->suspects[i].name) :
+					delay__cgroup_by(snap, it->cg->id, x->suspects[i].name);
+			off += snprintf(buf + off, len - off, ", delayed it %s",
+					top_view__fmt_ns(t, sizeof(t), (double)ns));
+		}
+		if (off < len)
+			off += snprintf(buf + off, len - off, ")");
+	}
 	if (!x->nr_suspects && off < len)
 		snprintf(buf + off, len - off, "; no suspect: no other's CPU use rises with it");
 	return true;

@@ -114,10 +114,12 @@ const char *top_view__delay_line(const struct snapshot *snap, const struct top_i
 				 size_t len);
 /*
  * The selected row's CPI outlier in one line: the signal against its
- * threshold and baseline, and the suspects. false (and buf "") when it is
+ * threshold and baseline, and the suspects, with the run-queue delay each
+ * caused it where the snapshot has delays. false (and buf "") when it is
  * not an outlier.
  */
-bool top_view__cpi_line(const struct top_view *v, const struct top_item *it, char *buf, size_t len);
+bool top_view__cpi_line(const struct top_view *v, const struct snapshot *snap,
+			const struct top_item *it, char *buf, size_t len);
 /* ns as "850us", "12.3ms", "1.20s". */
 const char *top_view__fmt_ns(char *buf, size_t len, double ns);
 

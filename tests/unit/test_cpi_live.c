@@ -51,7 +51,8 @@ static void figures(struct figures *f, double cpu, double runq_avg_ns, double cp
 	f->n[PMBPF_N_ONCPU_NS] = (__u64)(cpu * SEC);
 	f->n[PMBPF_N_RUNQ_COUNT] = 1000;
 	f->n[PMBPF_N_RUNQ_TOTAL_NS] = (__u64)(runq_avg_ns * 1000);
-	f->ev[0] = (struct pmbpf_reading){ .value = (__u64)(ins * cpi), .enabled = 1, .running = 1 };
+	f->ev[0] =
+		(struct pmbpf_reading){ .value = (__u64)(ins * cpi), .enabled = 1, .running = 1 };
 	f->ev[1] = (struct pmbpf_reading){ .value = (__u64)ins, .enabled = 1, .running = 1 };
 }
 

@@ -4,6 +4,7 @@
 #include "check.h"
 #ifndef PMBPF_MINIMAL
 #include "cpi_live.h"
+#include "delay.h"
 #include "top_view.h"
 
 #define SEC 1000000000ULL
@@ -362,13 +363,13 @@ static void test_cpi(void)
 	CHECK_EQ_INT(pid_at(&v, 0), 10);
 	CHECK_STR(cell(&v, 0, "CPI!"), "18x");
 	CHECK_STR(cell(&v, 1, "CPI!"), "-");
-	CHECK(top_view__cpi_line(&v, &v.items[0], line, sizeof(line)));
+	CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, sizeof(line)));
 	CHECK_STR(line, "10 alpha outlier: run-queue wait 2000.0 us above 110.3 us (mean 100.0 us, "
 			"sd 5.1 us of 20 intervals) for 2 intervals; suspects: 20 beta (r +1.00)");
-	CHECK(!top_view__cpi_line(&v, &v.items[1], line, sizeof(line)));
+	CHECK(!top_view__cpi_line(&v, &snap, &v.items[1], line, sizeof(line)));
 	CHECK_STR(line, "");
 	/* a short buffer: cut, not overrun */
-	CHECK(top_view__cpi_line(&v, &v.items[0], line, 12));
+	CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, 12));
 	CHECK_STR(line, "10 alpha ou");
 	/* a narrow terminal drops it before the CPU-time columns */
 	top_view__layout(&v, 70, shown);
@@ -381,9 +382,34 @@ static void test_cpi(void)
 	top_view__build(&v, &snap, NULL, NULL);
 	CHECK_STR(v.items[0].cg->path, "/a/b");
 	CHECK_STR(cell(&v, 0, "CPI!"), "18x");
-	CHECK(top_view__cpi_line(&v, &v.items[0], line, sizeof(line)));
+	CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, sizeof(line)));
 	CHECK(!strncmp(line, "/a/b outlier: run-queue wait 2000.0 us above 110.3 us", 53));
 	CHECK(strstr(line, "; suspects: /a/bc (r +1.00)"));
+	/* with delays: what each suspect caused the outlier, as evidence */
+	{
+		struct delay_pair dp[2] = {
+			{ .pid = 10, .cgroup_id = 0, .by_pid = 20, .ns = 3000000, .waits = 3 },
+			{ .pid = 11, .by_pid = 12, .ns = 5000 },
+		};
+
+		snap.delays = dp;
+		snap.nr_delays = 2;
+		snap.delays_on = true;
+		dp[0].cgroup_id = v.items[0].cg->id;
+		dp[0].by_cgroup = "/a/bc";
+		CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, sizeof(line)));
+		CHECK(strstr(line, "; suspects: /a/bc (r +1.00, delayed it 3.0ms)"));
+		v.by_cgroup = false;
+		top_view__columns(&v, &snap);
+		top_view__set_sort(&v, col(&v, "CPI!"));
+		top_view__build(&v, &snap, user_fn, NULL);
+		dp[0].cgroup_id = v.items[0].proc->cgroup_id;
+		CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, sizeof(line)));
+		CHECK(strstr(line, "; suspects: 20 beta (r +1.00, delayed it 3.0ms)"));
+		snap.delays = NULL;
+		snap.nr_delays = 0;
+		snap.delays_on = false;
+	}
 	top_view__free(&v);
 	cpi_live__free(l);
 }
