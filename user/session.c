@@ -41,8 +41,8 @@
 struct session {
 	struct pmbpf_bpf *skel;
 	struct bpfload bl;
-	/* the attached programs and flush, for self statistics */
-	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 1];
+	/* the attached programs, flush and fold, for self statistics */
+	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 2];
 	int nr_progs;
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
@@ -67,6 +67,7 @@ struct session {
 	struct map_reader counts;
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
+	struct bpf_link *fold; /* tp_btf: the task iterator that folds threads' pending counts */
 };
 
 /*
@@ -344,6 +345,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
+	bpf_program__set_autoload(skel->progs.fold, tp_btf);
 	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
 
@@ -446,7 +448,46 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
+	if (!s->bl.tp_btf)
+		return 0;
+	s->fold = bpf_program__attach_iter(s->skel->progs.fold, NULL);
+	if (!s->fold) {
+		err = -errno;
+		pr_err("cannot attach %s: %s\n", bpf_program__name(s->skel->progs.fold),
+		       strerror(-err));
+		return err;
+	}
+	s->progs[s->nr_progs++] = s->skel->progs.fold;
 	return 0;
+}
+
+/*
+ * tp_btf: threads keep the counts of their spans in task storage; the
+ * iterator adds them to their processes' entries, so that the read finds
+ * them there.
+ */
+static int fold_threads(struct session *s)
+{
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!s->fold)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(s->fold));
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
+		return err;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0) {
+		err = -errno;
+		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
+	}
+	close(fd);
+	return err;
 }
 
 static int flush_cpus(struct session *s)
@@ -776,7 +817,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	s->gen++;
 	account__begin(s->acct, snap, s->gen);
 
-	err = flush_cpus(s);
+	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
 	read_system(s, snap);
@@ -933,6 +974,7 @@ void session__close(struct session *s)
 	if (!s)
 		return;
 	hot__free(s->hot);
+	bpf_link__destroy(s->fold);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
