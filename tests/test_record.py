@@ -383,3 +383,29 @@ def test_migrations_credited(recorder):
     # the kernel counts every set_task_cpu(), pmbpf a switch-in on another CPU
     # than the last switch-out: two moves between two runs are one for pmbpf
     assert kernel - 2 <= got <= kernel, (got, kernel)
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
+def test_sleeping_threads_reported_while_alive(recorder, attach):
+    """4 threads touch N pages each, then sleep until the process exits 2 s
+    later: their faults are in the process's rows before its exit (tp_btf
+    keeps a thread's counts in its task storage, which the fold iterator
+    moves to the process's entry at each read), and counted once."""
+    threads, pages = 4, 3000
+    args = ["-e", "page-faults", "-i", "0.25"] + (["--raw-tp"] if attach == "raw_tp" else [])
+    rec = recorder(*args)
+    proc = subprocess.Popen([WORK, "threads", str(threads), str(pages), "2"],
+                            stdout=subprocess.PIPE, text=True)
+    truth = json.loads(proc.stdout.readline())
+    rec.wait_intervals(3)
+    alive = [r for r in rec.rows(truth["pid"]) if not r["exited"]]
+    before_exit = sum(r["events"]["page-faults"]["raw"] for r in alive)
+    proc.wait()
+    rec.wait_intervals(2)
+    recs = rec.stop()
+    assert recs[0]["attach"] == attach
+    assert threads * pages <= before_exit, (before_exit, truth, alive)
+    total = rec.total(truth["pid"], "page-faults")
+    kernel = truth["minflt"] + truth["majflt"]
+    assert rec.rows(truth["pid"])[-1]["exited"] is True
+    assert kernel <= total <= kernel + 200, (total, kernel)
