@@ -36,6 +36,12 @@ const volatile __u8 ev_timed[PMBPF_MAX_EVENTS] = {};
  * here; reading them would cost a perf read each for the same figure.
  */
 const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
+/*
+ * tp_btf: a switch credits the thread's task storage, and userspace runs
+ * the fold iterator before each read (only where it sees every task: in the
+ * initial pid namespace).
+ */
+const volatile bool fold_threads = false;
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -739,8 +745,12 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (want) {
 		runtime = unseen_span_runtime(st, prev, pid, btf);
 		cgid = span_cgroup(st, pid, tgid);
-		/* tp_btf: to the thread's counts, no map lookup (but at its last switch) */
-		if (btf && !dead) {
+		/*
+		 * fold_threads: to the thread's counts, no map lookup (but at
+		 * its last switch). The idle task (tgid 0, no task storage here)
+		 * is not visited by task iterators: its entry is credited.
+		 */
+		if (btf && fold_threads && !dead) {
 			c = thread_counts(ps, tgid, cgid, prev);
 			held = c;
 		}

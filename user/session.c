@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -67,7 +68,7 @@ struct session {
 	struct map_reader counts;
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
-	struct bpf_link *fold; /* tp_btf: the task iterator that folds threads' pending counts */
+	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
 };
 
 /*
@@ -326,6 +327,18 @@ static bool group_has_hw(const struct session *s, int g)
 }
 
 /*
+ * A task iterator walks the tasks of the reader's pid namespace only: the
+ * threads' counts can wait for it in their task storage when pmbpf runs in
+ * the initial one (PROC_PID_INIT_INO), where it sees every task.
+ */
+static bool in_init_pid_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU;
+}
+
+/*
  * The programs in their two flavours, in attach order: wakeups first, so no
  * switch-in finds a half-set timestamp. The sched_switch program sums exits
  * in BPF only where the kernel can (kfeatures.h). The per-thread timestamp
@@ -334,6 +347,7 @@ static bool group_has_hw(const struct session *s, int g)
 static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_bpf *skel)
 {
 	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
+	bool fold = tp_btf && in_init_pid_ns();
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
 		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },
@@ -345,7 +359,8 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
-	bpf_program__set_autoload(skel->progs.fold, tp_btf);
+	bpf_program__set_autoload(skel->progs.fold, fold);
+	skel->rodata->fold_threads = fold;
 	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
 
@@ -448,7 +463,7 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
-	if (!s->bl.tp_btf)
+	if (!s->skel->rodata->fold_threads)
 		return 0;
 	s->fold = bpf_program__attach_iter(s->skel->progs.fold, NULL);
 	if (!s->fold) {
@@ -462,9 +477,9 @@ static int attach(struct session *s)
 }
 
 /*
- * tp_btf: threads keep the counts of their spans in task storage; the
- * iterator adds them to their processes' entries, so that the read finds
- * them there.
+ * With fold_threads, threads keep the counts of their spans in task
+ * storage; the iterator adds them to their processes' entries, so that the
+ * read finds them there.
  */
 static int fold_threads(struct session *s)
 {
