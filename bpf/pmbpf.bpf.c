@@ -964,7 +964,8 @@ int fold(struct bpf_iter__task *ctx)
 	struct task_state *ps;
 	int i;
 
-	if (!task || (task->flags & PF_EXITING))
+	/* most tasks of a host have no local storage: no helper call for them */
+	if (!task || (task->flags & PF_EXITING) || !task->bpf_storage)
 		return 0;
 	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
 	if (!ps || !ps->has_counts)
