@@ -17,6 +17,7 @@
 
 #define TASK_RUNNING 0
 #define TASK_DEAD    0x80
+#define PF_EXITING   0x4
 #define EEXIST	     17
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -35,6 +36,12 @@ const volatile __u8 ev_timed[PMBPF_MAX_EVENTS] = {};
  * here; reading them would cost a perf read each for the same figure.
  */
 const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
+/*
+ * tp_btf: a switch credits the thread's task storage, and userspace runs
+ * the fold iterator before each read (only where it sees every task: in the
+ * initial pid namespace).
+ */
+const volatile bool fold_threads = false;
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -82,12 +89,29 @@ struct task_ts {
 	__u32 pad;
 };
 
+/*
+ * tp_btf flavour: a thread's timestamps, and the counts of its spans that
+ * are not in its process's entry yet (counts, for the cgroup counts_cgid).
+ * A switch adds to them instead of looking the entry up in the counts map:
+ * the fold iterator moves every thread's counts to the entries before each
+ * read, and a thread's last switch moves its own. busy is 1 while one of
+ * them adds to or moves them.
+ */
+struct task_state {
+	struct task_ts ts; /* first: ts_get() returns its address */
+	__u64 busy; /* 64-bit: 32-bit atomics need -mcpu=v3 */
+	__u32 has_counts;
+	__u32 pad;
+	__u64 counts_cgid;
+	struct pmbpf_counts counts; /* start_ns, comm, flags unused */
+};
+
 /* tp_btf flavour: freed with the task. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct task_ts);
+	__type(value, struct task_state);
 } task_ts_storage SEC(".maps");
 
 /* raw_tp flavour (no trusted task pointers): by pid, deleted at the thread's last switch. */
@@ -143,10 +167,17 @@ struct {
 	__type(value, __u8);
 } folded_seen SEC(".maps");
 
-/* Scratch space for records too big for the BPF stack. */
+/*
+ * Scratch space for records too big for the BPF stack: SCRATCH_SWITCH for
+ * the scheduler's and flush's programs, SCRATCH_FOLD for the fold iterator,
+ * which a switch on its CPU can preempt.
+ */
+#define SCRATCH_SWITCH 0
+#define SCRATCH_FOLD   1
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct pmbpf_exit);
 } scratch SEC(".maps");
@@ -173,8 +204,8 @@ static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create
 	__u32 pid;
 
 	if (btf)
-		return bpf_task_storage_get(&task_ts_storage, t, 0,
-					    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+		return (struct task_ts *)bpf_task_storage_get(
+			&task_ts_storage, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	pid = BPF_CORE_READ(t, pid);
 	ts = bpf_map_lookup_elem(&task_ts_hash, &pid);
 	if (ts || !create)
@@ -290,7 +321,7 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 
 /* Look up, or create, the entry of the current process in its cgroup. */
 static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
-						      struct task_struct *task)
+						      struct task_struct *task, __u32 scratch_idx)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
@@ -306,7 +337,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	if (c)
 		return c;
 
-	tmp = bpf_map_lookup_elem(&scratch, &zero);
+	tmp = bpf_map_lookup_elem(&scratch, &scratch_idx);
 	if (!tmp)
 		return NULL;
 	__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
@@ -454,38 +485,99 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->valid = 1;
 }
 
+/* Add src's counts to dst's; the run-queue maximum only of the current read generation. */
+static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pmbpf_counts *src)
+{
+	__u32 i;
+
+	for (i = 0; i < PMBPF_N_NR; i++)
+		dst->n[i] += src->n[i];
+	if (src->runq_max_gen == read_gen &&
+	    (dst->runq_max_gen != read_gen || src->runq_max_ns > dst->runq_max_ns)) {
+		dst->runq_max_ns = src->runq_max_ns;
+		dst->runq_max_gen = read_gen;
+	}
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		dst->runq_hist[i] += src->runq_hist[i];
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		dst->ev[i].value += src->ev[i].value;
+		dst->ev[i].enabled += src->ev[i].enabled;
+		dst->ev[i].running += src->ev[i].running;
+	}
+}
+
 static long sum_cpu(__u32 cpu, void *ctx)
 {
 	struct pmbpf_exit *e;
 	struct pmbpf_counts *c;
-	__u32 zero = 0, i;
+	__u32 idx = SCRATCH_SWITCH;
 
-	e = bpf_map_lookup_elem(&scratch, &zero);
+	e = bpf_map_lookup_elem(&scratch, &idx);
 	if (!e)
 		return 1;
 	c = bpf_map_lookup_percpu_elem(&counts, &e->key, cpu);
 	if (!c)
 		return 0;
-	for (i = 0; i < PMBPF_N_NR; i++)
-		e->total.n[i] += c->n[i];
-	if (c->runq_max_gen == read_gen && c->runq_max_ns > e->total.runq_max_ns) {
-		e->total.runq_max_ns = c->runq_max_ns;
-		e->total.runq_max_gen = read_gen;
-	}
-	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		e->total.runq_hist[i] += c->runq_hist[i];
+	counts_add(&e->total, c);
 	if (c->start_ns)
 		e->total.start_ns = c->start_ns;
 	if (c->comm_ns > e->total.comm_ns) {
 		e->total.comm_ns = c->comm_ns;
 		__builtin_memcpy(e->total.comm, c->comm, sizeof(c->comm));
 	}
-	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
-		e->total.ev[i].value += c->ev[i].value;
-		e->total.ev[i].enabled += c->ev[i].enabled;
-		e->total.ev[i].running += c->ev[i].running;
-	}
 	return 0;
+}
+
+/*
+ * Take a thread's counts: true when taken. The fold iterator can be
+ * preempted while it holds them; a switch that finds them held credits its
+ * span to the entry itself.
+ */
+static __always_inline bool thread_take(struct task_state *ps)
+{
+	return __sync_val_compare_and_swap(&ps->busy, 0, 1) == 0;
+}
+
+/* Full barrier (an atomic exchange): the counts' stores are seen before busy's. */
+static __always_inline void thread_release(struct task_state *ps)
+{
+	__sync_lock_test_and_set(&ps->busy, 0);
+}
+
+/* Move a thread's counts (taken) to its process's entry in counts_cgid. */
+static __always_inline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
+					__u32 scratch_idx)
+{
+	struct pmbpf_counts *c;
+
+	if (!ps->has_counts)
+		return;
+	c = entry_get(tgid, ps->counts_cgid, task, scratch_idx);
+	if (!c)
+		return; /* kept for the next fold */
+	counts_add(c, &ps->counts);
+	__builtin_memset(&ps->counts, 0, sizeof(ps->counts));
+	ps->has_counts = 0;
+}
+
+/*
+ * Where a switch credits the span of prev (a thread of tgid, cgroup cgid):
+ * its counts, taken, or NULL when the fold iterator holds them.
+ */
+static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps, __u32 tgid,
+							  __u64 cgid, struct task_struct *task)
+{
+	if (!ps || !thread_take(ps))
+		return NULL;
+	if (ps->has_counts && ps->counts_cgid != cgid)
+		thread_fold(ps, tgid, task, SCRATCH_SWITCH); /* it moved: the old cgroup's */
+	if (ps->has_counts && ps->counts_cgid != cgid) {
+		thread_release(ps);
+		return NULL;
+	}
+	ps->counts_cgid = cgid;
+	ps->has_counts = 1;
+	return &ps->counts;
 }
 
 /*
@@ -500,7 +592,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
 	struct pmbpf_exit *e;
-	__u32 zero = 0;
+	__u32 idx = SCRATCH_SWITCH;
 
 	key.tgid = tgid;
 	key.cgroup_id = cgid;
@@ -512,7 +604,7 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 		return;
 	}
 
-	e = bpf_map_lookup_elem(&scratch, &zero);
+	e = bpf_map_lookup_elem(&scratch, &idx);
 	if (!e)
 		return;
 	__builtin_memset(e, 0, sizeof(*e));
@@ -532,22 +624,48 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 	bpf_map_delete_elem(&counts, &key);
 }
 
+/*
+ * At a thread's last switch: fold its counts. The fold iterator skips exiting
+ * threads, so it can hold this one only if it took it before the exit
+ * began and is still preempted: then it folds it itself, late.
+ */
+static __always_inline void thread_fold_last(struct task_state *ps, __u32 tgid,
+					     struct task_struct *task)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (thread_take(ps)) {
+			thread_fold(ps, tgid, task, SCRATCH_SWITCH);
+			thread_release(ps);
+			return;
+		}
+	}
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
 				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
 	struct pmbpf_counts *c = NULL, *rest = NULL;
+	struct task_state *ps = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
 	__u64 cgid, next_cgid, id, tick, runtime = 0;
-	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
+	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
 	__u64 now, lat = 0, off = 0;
 	__u32 migrated = 0;
 
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
-	pid = (__u32)id;
+	/* prev is current: two loads on tp_btf instead of a helper call */
+	if (btf) {
+		tgid = prev->tgid;
+		pid = prev->pid;
+	} else {
+		id = bpf_get_current_pid_tgid();
+		tgid = id >> 32;
+		pid = (__u32)id;
+	}
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
@@ -589,8 +707,12 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (dead) {
 		if (!btf)
 			bpf_map_delete_elem(&task_ts_hash, &pid);
+		else
+			ps = (struct task_state *)ts_get(prev, false, btf);
 	} else if (tgid && want) {
 		ts = ts_get(prev, true, btf);
+		if (btf)
+			ps = (struct task_state *)ts;
 		if (ts) {
 			ts->offcpu_ns = now;
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
@@ -642,11 +764,26 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (want) {
 		runtime = unseen_span_runtime(st, prev, pid, btf);
 		cgid = span_cgroup(st, pid, tgid);
-		c = entry_get(tgid, cgid, prev);
+		/*
+		 * fold_threads: to the thread's counts, no map lookup (but at
+		 * its last switch). The idle task (tgid 0, no task storage here)
+		 * is not visited by task iterators: its entry is credited.
+		 */
+		if (btf && fold_threads && !dead) {
+			c = thread_counts(ps, tgid, cgid, prev);
+			held = c;
+		}
+		if (!c)
+			c = entry_get(tgid, cgid, prev, SCRATCH_SWITCH);
 		if (runtime)
 			rest = span_owner(st);
 	}
 	attribute(st, c, rest, tgid, cpu, now, runtime);
+	if (held)
+		thread_release(ps);
+	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
+	if (btf && dead && ps)
+		thread_fold_last(ps, tgid, prev);
 	st->pend_offcpu_ns = off;
 	st->pend_migrations = migrated;
 	st->pend_runq_ns = lat;
@@ -807,7 +944,7 @@ static __always_inline int credit_current(bool moved)
 	 */
 	if (!(moved && !runtime && !st->span_want)) {
 		cgid = span_cgroup(st, pid, tgid);
-		c = entry_get(tgid, cgid, task);
+		c = entry_get(tgid, cgid, task, SCRATCH_SWITCH);
 		if (runtime)
 			rest = span_owner(st);
 	}
@@ -831,6 +968,36 @@ int flush(void *ctx)
 	if (delay_on)
 		delay_drain();
 	return credit_current(false);
+}
+
+/*
+ * tp_btf flavour, run by userspace after the flush and before each read:
+ * every thread's counts to its process's entry. Exiting threads fold their
+ * own at their last switch (thread_fold_last). Counts that a switch on
+ * another CPU holds are free within nanoseconds: tried a few times, then
+ * left for the next read.
+ */
+SEC("iter/task")
+int fold(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct task_state *ps;
+	int i;
+
+	/* most tasks of a host have no local storage: no helper call for them */
+	if (!task || (task->flags & PF_EXITING) || !task->bpf_storage)
+		return 0;
+	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
+	if (!ps || !ps->has_counts)
+		return 0;
+	for (i = 0; i < 64; i++) {
+		if (thread_take(ps)) {
+			thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
+			thread_release(ps);
+			break;
+		}
+	}
+	return 0;
 }
 
 /* What rebase read from the new counters; userspace's system-wide baseline. */

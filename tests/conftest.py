@@ -36,8 +36,8 @@ needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs need
 class Recorder:
     """pmbpf record -o json in the background; records parsed as they come."""
 
-    def __init__(self, args, cpu=None):
-        cmd = [PMBPF, "record", "-o", "json"] + list(args)
+    def __init__(self, args, cpu=None, wrap=()):
+        cmd = list(wrap) + [PMBPF, "record", "-o", "json"] + list(args)
         if cpu is not None:
             cmd = ["taskset", "-c", str(cpu)] + cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -127,8 +127,8 @@ def final_figures(proc):
 def recorder():
     started = []
 
-    def start(*args, cpu=None):
-        r = Recorder(args, cpu=cpu)
+    def start(*args, cpu=None, wrap=()):
+        r = Recorder(args, cpu=cpu, wrap=wrap)
         started.append(r)
         return r
 

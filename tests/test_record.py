@@ -7,6 +7,7 @@ import json
 import io
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -383,3 +384,35 @@ def test_migrations_credited(recorder):
     # the kernel counts every set_task_cpu(), pmbpf a switch-in on another CPU
     # than the last switch-out: two moves between two runs are one for pmbpf
     assert kernel - 2 <= got <= kernel, (got, kernel)
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp", "tp_btf-pidns"])
+def test_sleeping_threads_reported_while_alive(recorder, attach):
+    """4 threads touch N pages each, then sleep until the process exits 2 s
+    later: their faults are in the process's rows before its exit (tp_btf
+    keeps a thread's counts in its task storage, which the fold iterator
+    moves to the process's entry at each read), and counted once. In a pid
+    namespace of its own, where a task iterator does not see the workload,
+    pmbpf credits the entries at each switch instead."""
+    threads, pages = 4, 3000
+    args = ["-e", "page-faults", "-i", "0.25"] + (["--raw-tp"] if attach == "raw_tp" else [])
+    wrap = ["unshare", "--pid", "--fork", "--mount-proc"] if attach.endswith("pidns") else []
+    rec = recorder(*args, wrap=wrap)
+    proc = subprocess.Popen([WORK, "threads", str(threads), str(pages), "2"],
+                            stdout=subprocess.PIPE, text=True)
+    truth = json.loads(proc.stdout.readline())
+    rec.wait_intervals(3)
+    alive = [r for r in rec.rows(truth["pid"]) if not r["exited"]]
+    before_exit = sum(r["events"]["page-faults"]["raw"] for r in alive)
+    proc.wait()
+    rec.wait_intervals(2)
+    if wrap:  # unshare --fork does not pass signals on: stop pmbpf itself
+        with open(f"/proc/{rec.proc.pid}/task/{rec.proc.pid}/children") as f:
+            os.kill(int(f.read().split()[0]), signal.SIGINT)
+    recs = rec.stop()
+    assert recs[0]["attach"] == attach.split("-")[0]
+    assert threads * pages <= before_exit, (before_exit, truth, alive)
+    total = rec.total(truth["pid"], "page-faults")
+    kernel = truth["minflt"] + truth["majflt"]
+    assert rec.rows(truth["pid"])[-1]["exited"] is True
+    assert kernel <= total <= kernel + 200, (total, kernel)

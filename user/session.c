@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -42,8 +43,8 @@
 struct session {
 	struct pmbpf_bpf *skel;
 	struct bpfload bl;
-	/* the attached programs and flush, for self statistics */
-	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 1];
+	/* the attached programs, flush and fold, for self statistics */
+	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 2];
 	int nr_progs;
 	int nr_cpus; /* possible CPUs: per-CPU map layout */
 	bool *online;
@@ -71,6 +72,7 @@ struct session {
 	struct delay_acct *delays; /* --delays, or NULL */
 	struct map_reader delays_rd;
 	bool delays_on; /* session_opts.delays resolved */
+	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
 };
 
 /*
@@ -329,6 +331,18 @@ static bool group_has_hw(const struct session *s, int g)
 }
 
 /*
+ * A task iterator walks the tasks of the reader's pid namespace only: the
+ * threads' counts can wait for it in their task storage when pmbpf runs in
+ * the initial one (PROC_PID_INIT_INO), where it sees every task.
+ */
+static bool in_init_pid_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU;
+}
+
+/*
  * The programs in their two flavours, in attach order: wakeups first, so no
  * switch-in finds a half-set timestamp. The sched_switch program sums exits
  * in BPF only where the kernel can (kfeatures.h). The per-thread timestamp
@@ -337,6 +351,7 @@ static bool group_has_hw(const struct session *s, int g)
 static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_bpf *skel)
 {
 	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
+	bool fold = tp_btf && in_init_pid_ns();
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
 		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },
@@ -348,6 +363,8 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
+	bpf_program__set_autoload(skel->progs.fold, fold);
+	skel->rodata->fold_threads = fold;
 	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
 
@@ -453,7 +470,46 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
+	if (!s->skel->rodata->fold_threads)
+		return 0;
+	s->fold = bpf_program__attach_iter(s->skel->progs.fold, NULL);
+	if (!s->fold) {
+		err = -errno;
+		pr_err("cannot attach %s: %s\n", bpf_program__name(s->skel->progs.fold),
+		       strerror(-err));
+		return err;
+	}
+	s->progs[s->nr_progs++] = s->skel->progs.fold;
 	return 0;
+}
+
+/*
+ * With fold_threads, threads keep the counts of their spans in task
+ * storage; the iterator adds them to their processes' entries, so that the
+ * read finds them there.
+ */
+static int fold_threads(struct session *s)
+{
+	char buf[64];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!s->fold)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(s->fold));
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
+		return err;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0) {
+		err = -errno;
+		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
+	}
+	close(fd);
+	return err;
 }
 
 static int flush_cpus(struct session *s)
@@ -840,7 +896,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	s->gen++;
 	account__begin(s->acct, snap, s->gen);
 
-	err = flush_cpus(s);
+	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
 	read_system(s, snap);
@@ -1002,6 +1058,7 @@ void session__close(struct session *s)
 	if (!s)
 		return;
 	hot__free(s->hot);
+	bpf_link__destroy(s->fold);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);

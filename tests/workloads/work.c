@@ -20,6 +20,10 @@
  *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
  *                             every 100 ms for SECONDS
+ *   work threads N PAGES SECONDS
+ *                             N threads each touch PAGES pages and then sleep; the
+ *                             report comes once all have touched theirs, and the
+ *                             process exits SECONDS later, its threads still asleep
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
  *                             a tight loop; every jump of the clock of 2 us or more
  *                             is time off the CPU (a wait in the run queue, for a
@@ -31,6 +35,7 @@
  * /proc/self/schedstat (run-queue wait and run count) at main() and at the end.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +78,18 @@ static void touch(long pages)
 	for (i = 0; i < pages; i++)
 		p[i * page_size] = 1;
 	munmap((void *)p, pages * page_size);
+}
+
+static long thread_pages;
+static pthread_barrier_t threads_touched;
+
+static void *touch_and_sleep(void *arg)
+{
+	touch(thread_pages);
+	pthread_barrier_wait(&threads_touched);
+	for (;;)
+		pause();
+	return NULL;
 }
 
 static long status_field(const char *name)
@@ -193,7 +210,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate ARGS\n");
+			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate|threads ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "touch")) {
@@ -346,6 +363,19 @@ int main(int argc, char **argv)
 		if (f)
 			fclose(f);
 		report("hop");
+	} else if (!strcmp(argv[1], "threads") && argc > 4) {
+		int n = atoi(argv[2]), i;
+		struct timespec hold = { .tv_sec = atol(argv[4]) };
+		pthread_t t;
+
+		thread_pages = atol(argv[3]);
+		pthread_barrier_init(&threads_touched, NULL, n + 1);
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t, NULL, touch_and_sleep, NULL))
+				return 1;
+		pthread_barrier_wait(&threads_touched);
+		report("threads");
+		nanosleep(&hold, NULL);
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;
 		char buf[16];
