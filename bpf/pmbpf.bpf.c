@@ -42,6 +42,12 @@ const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
  * initial pid namespace).
  */
 const volatile bool fold_threads = false;
+/*
+ * With fold_threads: whether switches credit task storage now. Userspace
+ * turns it on where the switches it saves outweigh the iterator's walk of
+ * every task (session.c, fold_decide()).
+ */
+volatile __u32 fold_on;
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -769,7 +775,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		 * its last switch). The idle task (tgid 0, no task storage here)
 		 * is not visited by task iterators: its entry is credited.
 		 */
-		if (btf && fold_threads && !dead) {
+		if (btf && fold_threads && fold_on && !dead) {
 			c = thread_counts(ps, tgid, cgid, prev);
 			held = c;
 		}

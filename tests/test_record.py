@@ -386,18 +386,20 @@ def test_migrations_credited(recorder):
     assert kernel - 2 <= got <= kernel, (got, kernel)
 
 
-@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp", "tp_btf-pidns"])
-def test_sleeping_threads_reported_while_alive(recorder, attach):
+@pytest.mark.parametrize("attach,fold", [("tp_btf", "on"), ("tp_btf", "off"), ("raw_tp", "auto"),
+                                         ("tp_btf-pidns", "on")])
+def test_sleeping_threads_reported_while_alive(recorder, attach, fold):
     """4 threads touch N pages each, then sleep until the process exits 2 s
     later: their faults are in the process's rows before its exit (tp_btf
     keeps a thread's counts in its task storage, which the fold iterator
     moves to the process's entry at each read), and counted once. In a pid
     namespace of its own, where a task iterator does not see the workload,
-    pmbpf credits the entries at each switch instead."""
+    pmbpf credits the entries at each switch instead. PMBPF_THREAD_FOLD forces
+    either tp_btf path (pmbpf otherwise picks by the switch rate)."""
     threads, pages = 4, 3000
     args = ["-e", "page-faults", "-i", "0.25"] + (["--raw-tp"] if attach == "raw_tp" else [])
     wrap = ["unshare", "--pid", "--fork", "--mount-proc"] if attach.endswith("pidns") else []
-    rec = recorder(*args, wrap=wrap)
+    rec = recorder(*args, wrap=["env", f"PMBPF_THREAD_FOLD={fold}"] + wrap)
     proc = subprocess.Popen([WORK, "threads", str(threads), str(pages), "2"],
                             stdout=subprocess.PIPE, text=True)
     truth = json.loads(proc.stdout.readline())
@@ -411,8 +413,40 @@ def test_sleeping_threads_reported_while_alive(recorder, attach):
             os.kill(int(f.read().split()[0]), signal.SIGINT)
     recs = rec.stop()
     assert recs[0]["attach"] == attach.split("-")[0]
+    # the path the switches took: task storage only on tp_btf in the initial namespace
+    folds = {r["thread_fold"] for r in recs if r["type"] == "system"}
+    assert folds == ({1} if attach == "tp_btf" and fold == "on" else {0}), folds
     assert threads * pages <= before_exit, (before_exit, truth, alive)
     total = rec.total(truth["pid"], "page-faults")
     kernel = truth["minflt"] + truth["majflt"]
     assert rec.rows(truth["pid"])[-1]["exited"] is True
     assert kernel <= total <= kernel + 200, (total, kernel)
+
+
+def test_thread_fold_follows_the_switch_rate_and_loses_nothing(recorder):
+    """Automatic choice of the switch path: a session starts on the map
+    lookups, moves to task storage once the monitored switches outweigh the
+    fold iterator's walk of every task (a pipe benchmark: tens of thousands
+    of switches per interval against a few hundred tasks), and a process that
+    runs across the change is credited exactly its page faults."""
+    rec = recorder("-e", "page-faults", "-i", "0.25")
+    rec.wait_intervals(1)
+    gate = subprocess.Popen([WORK, "gate", "500", "2.5"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert json.loads(gate.stdout.readline())["what"] == "ready"
+    gate.stdin.write("go\n")
+    gate.stdin.flush()
+    time.sleep(0.6)
+    subprocess.run(["perf", "bench", "sched", "pipe", "-l", "150000"], check=True,
+                   capture_output=True, timeout=120)
+    truth = json.loads(gate.stdout.read().splitlines()[-1])
+    gate.wait()
+    rec.wait_intervals(2)
+    recs = rec.stop()
+    folds = [r["thread_fold"] for r in recs if r["type"] == "system"]
+    # the first interval is judged before any walk pays off; the pipe turns it on
+    print("thread_fold by interval:", folds)
+    assert folds[0] == 0 and 1 in folds, folds
+    kernel = truth["minflt"] + truth["majflt"]
+    total = rec.total(truth["pid"], "page-faults")
+    assert kernel <= total <= kernel + 200, (total, kernel, folds)

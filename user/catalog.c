@@ -303,6 +303,9 @@ static const struct self_figure self_figures[] = {
 	  OUT_JSON | OUT_PROM },
 	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
 	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
+	{ "thread_fold", "pmbpf_thread_fold", "bool",
+	  "1 while switches credit each thread's task storage, folded into the processes by a task iterator at each read; 0 while they credit the process entries (docs/benchmarks.md).",
+	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
 };
 
 _Static_assert(PMBPF_STAT_NR == 9, "a new BPF statistic needs its entry in self_figures[]");
@@ -633,6 +636,8 @@ double self_figure__value(const struct self_figure *sf, const struct snapshot *s
 		return (double)snap->vanished;
 	case SELF_POLL_NS:
 		return (double)snap->poll_ns;
+	case SELF_THREAD_FOLD:
+		return snap->thread_fold;
 	}
 	return NAN;
 }

@@ -183,6 +183,7 @@ enum self_src {
 	SELF_MAP_BYTES,
 	SELF_VANISHED,
 	SELF_POLL_NS,
+	SELF_THREAD_FOLD,
 };
 
 struct self_figure {

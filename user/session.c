@@ -73,6 +73,8 @@ struct session {
 	struct map_reader delays_rd;
 	bool delays_on; /* session_opts.delays resolved */
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
+	enum { FOLD_AUTO, FOLD_ON, FOLD_OFF } fold_mode; /* PMBPF_THREAD_FOLD */
+	int fold_drain; /* reads that still run the iterator after fold_on went off */
 };
 
 /*
@@ -464,6 +466,7 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 static int attach(struct session *s)
 {
 	int err = bpfload__attach(&s->bl);
+	const char *mode;
 
 	if (err)
 		return err;
@@ -480,6 +483,15 @@ static int attach(struct session *s)
 		return err;
 	}
 	s->progs[s->nr_progs++] = s->skel->progs.fold;
+	/* for tests and benchmarks: force either path (fold_decide() otherwise) */
+	mode = getenv("PMBPF_THREAD_FOLD");
+	if (mode && (!strcmp(mode, "1") || !strcmp(mode, "on")))
+		s->fold_mode = FOLD_ON;
+	else if (mode && (!strcmp(mode, "0") || !strcmp(mode, "off")))
+		s->fold_mode = FOLD_OFF;
+	else if (mode && *mode && strcmp(mode, "auto"))
+		pr_err("warning: PMBPF_THREAD_FOLD=%s: use auto, on or off; auto it is\n", mode);
+	s->skel->bss->fold_on = s->fold_mode == FOLD_ON;
 	return 0;
 }
 
@@ -494,8 +506,10 @@ static int fold_threads(struct session *s)
 	ssize_t n;
 	int fd, err = 0;
 
-	if (!s->fold)
+	if (!s->fold || (!s->skel->bss->fold_on && !s->fold_drain))
 		return 0;
+	if (s->fold_drain)
+		s->fold_drain--;
 	fd = bpf_iter_create(bpf_link__fd(s->fold));
 	if (fd < 0) {
 		err = -errno;
@@ -887,6 +901,60 @@ static int read_map(struct session *s)
 	return err;
 }
 
+/*
+ * What a switch saves by crediting task storage (the counts map lookup),
+ * and what the fold iterator costs per task on the host at each read
+ * (docs/benchmarks.md, issue 19).
+ */
+#define FOLD_SAVED_NS 67
+#define FOLD_WALK_NS  500
+
+/* Threads on the host (the kernel's scheduling entities): /proc/loadavg's "running/total". */
+static long host_threads(void)
+{
+	long total = 0;
+	FILE *f = fopen("/proc/loadavg", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*f %*f %*f %*d/%ld", &total) != 1)
+		total = 0;
+	fclose(f);
+	return total;
+}
+
+/*
+ * PMBPF_THREAD_FOLD=auto (default): switches credit task storage while the
+ * monitored switches of the last interval saved more than twice what the
+ * iterator's walk of every thread costs per read, and go back to the map
+ * lookups when they save less than half of it: a host of many idle tasks
+ * does not pay for a walk that saves nothing. When it goes off, the next
+ * two reads still run the iterator for the counts left in task storage
+ * (a switch in flight at the change).
+ */
+static void fold_decide(struct session *s, const struct snapshot *snap)
+{
+	bool on = s->skel->bss->fold_on;
+	double saved, walk;
+	__u64 sw = 0;
+	size_t i;
+
+	if (!s->fold || s->fold_mode != FOLD_AUTO)
+		return;
+	for (i = 0; i < snap->nr_rows; i++)
+		if (snap->rows[i].pid) /* the idle task always credits its entry */
+			sw += snap->rows[i].f.n[PMBPF_N_NVCSW] + snap->rows[i].f.n[PMBPF_N_NIVCSW];
+	saved = (double)sw * FOLD_SAVED_NS;
+	walk = (double)host_threads() * FOLD_WALK_NS;
+	if (!on && saved > 2 * walk) {
+		on = true;
+	} else if (on && saved < walk / 2) {
+		on = false;
+		s->fold_drain = 2;
+	}
+	s->skel->bss->fold_on = on;
+}
+
 int session__collect(struct session *s, struct snapshot *snap)
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
@@ -949,6 +1017,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->map_capacity = s->max_procs;
 	snap->map_bytes = s->map_bytes;
 	snap->vanished = account__vanished(s->acct);
+	snap->thread_fold = s->skel->bss->fold_on;
+	fold_decide(s, snap);
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	return 0;
 }
