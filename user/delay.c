@@ -138,6 +138,84 @@ static void name_party(struct snapshot *snap, struct proc_row **idx, size_t n, _
 	*cgroup = path ? snapshot__strdup(snap, path) : NULL;
 }
 
+/* The index of one side: pairs by (cgroup, pid) of the waiter or of the runner. */
+static const struct delay_pair *sort_pairs;
+static int sort_side;
+
+static void side_key(const struct delay_pair *p, int side, __u64 *cg, __u32 *pid)
+{
+	*cg = side == DELAY_BY ? p->cgroup_id : p->by_cgroup_id;
+	*pid = side == DELAY_BY ? p->pid : p->by_pid;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	__u64 ca, cb;
+	__u32 pa, pb;
+
+	side_key(&sort_pairs[*(const size_t *)a], sort_side, &ca, &pa);
+	side_key(&sort_pairs[*(const size_t *)b], sort_side, &cb, &pb);
+	return cmp_u64(ca, cb) ?: cmp_u64(pa, pb);
+}
+
+/* Build snap's two indices of its pairs (the lookups per row are then logarithmic). */
+static int build_index(struct snapshot *snap)
+{
+	size_t i, n = snap->nr_delays;
+	int side;
+
+	if (n > snap->cap_delay_index) {
+		for (side = 0; side < 2; side++) {
+			size_t *x = realloc(snap->delay_index[side], n * sizeof(*x));
+
+			if (!x)
+				return -ENOMEM;
+			snap->delay_index[side] = x;
+		}
+		snap->cap_delay_index = n;
+	}
+	for (side = 0; side < 2 && n; side++) {
+		for (i = 0; i < n; i++)
+			snap->delay_index[side][i] = i;
+		sort_pairs = snap->delays;
+		sort_side = side;
+		qsort(snap->delay_index[side], n, sizeof(size_t), cmp_index);
+	}
+	return 0;
+}
+
+/* [*lo, *hi) of the side's index: the pairs whose that side is (cgid, pid) (pid ~0: any). */
+static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32 pid, size_t *lo,
+			size_t *hi)
+{
+	const size_t *x = snap->delay_index[side];
+	size_t a = 0, b = snap->nr_delays, m;
+	__u64 cg;
+	__u32 p;
+
+	/* first not below (cgid, pid or 0) */
+	while (a < b) {
+		m = a + (b - a) / 2;
+		side_key(&snap->delays[x[m]], side, &cg, &p);
+		if (cg < cgid || (cg == cgid && pid != ~0U && p < pid))
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a;
+	b = snap->nr_delays;
+	/* first above (cgid, pid or any) */
+	while (a < b) {
+		m = a + (b - a) / 2;
+		side_key(&snap->delays[x[m]], side, &cg, &p);
+		if (cg < cgid || (cg == cgid && (pid == ~0U || p <= pid)))
+			a = m + 1;
+		else
+			b = m;
+	}
+	*hi = a;
+}
+
 int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
@@ -209,6 +287,13 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		}
 		a->cur[w++] = *c;
 	}
+	/* without the index (out of memory) the lookups scan every pair */
+	if (!err && build_index(snap)) {
+		free(snap->delay_index[0]);
+		free(snap->delay_index[1]);
+		snap->delay_index[0] = snap->delay_index[1] = NULL;
+		snap->cap_delay_index = 0;
+	}
 	if (err)
 		w = a->nr_cur; /* keep every pair: the next read diffs against them */
 	free(idx);
@@ -243,11 +328,14 @@ static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum dela
 		   bool by_cgroup, struct delay_sum *out, size_t max, __u64 *total)
 {
 	struct delay_sum *all = NULL;
-	size_t n = 0, cap = 0, i, k;
+	size_t n = 0, cap = 0, i, k, lo = 0, hi = snap->nr_delays;
 	__u64 sum = 0;
 
-	for (i = 0; i < snap->nr_delays; i++) {
-		const struct delay_pair *p = &snap->delays[i];
+	if (snap->delay_index[side])
+		index_range(snap, side, cgid, pid, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		const struct delay_pair *p =
+			&snap->delays[snap->delay_index[side] ? snap->delay_index[side][i] : i];
 		__u32 me_pid = side == DELAY_BY ? p->pid : p->by_pid;
 		__u64 me_cg = side == DELAY_BY ? p->cgroup_id : p->by_cgroup_id;
 		struct delay_sum d = {

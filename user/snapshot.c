@@ -148,6 +148,10 @@ void snapshot__free(struct snapshot *snap)
 	snap->cgroups = NULL;
 	snap->nr_cgroups = snap->cap_cgroups = 0;
 	free(snap->delays);
+	free(snap->delay_index[0]);
+	free(snap->delay_index[1]);
+	snap->delay_index[0] = snap->delay_index[1] = NULL;
+	snap->cap_delay_index = 0;
 	snap->delays = NULL;
 	snap->nr_delays = snap->cap_delays = 0;
 }

@@ -105,6 +105,12 @@ struct snapshot {
 	struct delay_pair *delays;
 	size_t nr_delays;
 	size_t cap_delays;
+	/*
+	 * delays' indices sorted by (cgroup, pid) of the waiter [0] and of the
+	 * runner [1], nr_delays each (delay.c); NULL: not built, scan them.
+	 */
+	size_t *delay_index[2];
+	size_t cap_delay_index;
 };
 
 struct proc_row *snapshot__add_row(struct snapshot *snap);

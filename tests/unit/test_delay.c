@@ -186,6 +186,32 @@ static void test_sums(void)
 	n = delay__of_cgroup(&snap, 2, DELAY_BY, d, DELAY_TOP, &total);
 	CHECK(n == 1 && d[0].ns == 7000 && total == 7000);
 
+	/* the indexed lookups give what a scan of every pair gives */
+	{
+		size_t *x0 = snap.delay_index[0], *x1 = snap.delay_index[1];
+		struct delay_sum e[DELAY_TOP];
+		__u64 t2;
+		size_t m, j;
+		int side;
+
+		CHECK(x0 && x1);
+		for (side = DELAY_BY; side <= DELAY_OF; side++) {
+			for (j = 0; j < 4; j++) {
+				__u64 cg = j + 1;
+
+				n = delay__of_cgroup(&snap, cg, side, d, DELAY_TOP, &total);
+				snap.delay_index[0] = snap.delay_index[1] = NULL;
+				m = delay__of_cgroup(&snap, cg, side, e, DELAY_TOP, &t2);
+				snap.delay_index[0] = x0;
+				snap.delay_index[1] = x1;
+				CHECK(n == m && total == t2 && !memcmp(d, e, n * sizeof(*d)));
+			}
+		}
+		n = delay__of_proc(&snap, 21, 2, DELAY_OF, d, DELAY_TOP, &total);
+		CHECK(n == 1 && d[0].pid == 10 && d[0].ns == 300000 && total == 300000);
+		CHECK_EQ_U64(delay__of_proc(&snap, 22, 2, DELAY_OF, d, DELAY_TOP, NULL), 0);
+	}
+
 	/* top's line for process 10 and for cgroup /v */
 	it.proc = &snap.rows[0];
 	top_view__delay_line(&snap, &it, buf, sizeof(buf));
