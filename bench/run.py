@@ -38,6 +38,7 @@ HW_DEFAULT = "cycles,instructions,LLC-load-misses,dTLB-load-misses"
 PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
 PMBPF_NODELAYS = "pmbpf no counter --no-delays"
+PMBPF_NOFOLD = "pmbpf no counter, map path (PMBPF_THREAD_FOLD=off)"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
 NCPU = os.cpu_count() or 1
@@ -255,12 +256,13 @@ class Bench:
         log("ERROR " + msg)
         self.results["errors"].append(msg)
 
-    def mon_pmbpf(self, events=None, name=None, extra=()):
+    def mon_pmbpf(self, events=None, name=None, extra=(), fold=None):
+        """fold: PMBPF_THREAD_FOLD (on, off; None: pmbpf's own choice by the switch rate)."""
         cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
         if events:
             cmd += ["-e", events]
         mon = Monitor(name or ("pmbpf -e " + events if events else "pmbpf (default events)"),
-                      cmd, ready_re=r'"type"')
+                      cmd, ready_re=r'"type"', env={"PMBPF_THREAD_FOLD": fold} if fold else None)
         mon.refresh_mark = lambda out: out.count(b'"type":"system"')  # one per interval
         return mon
 
@@ -413,13 +415,17 @@ class Bench:
                 for p in progs if p["id"] in ids}
 
     def cost_variants(self):
+        # The pipe runs for less than pmbpf's first interval, after which pmbpf
+        # would choose task storage on such a switch rate: its steady state on
+        # a switch-heavy host is forced (on); the map path is a variant of its own.
         v = [("unmonitored", None)]
-        v.append((PMBPF_NONE, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NONE)))
+        v.append((PMBPF_NONE, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NONE, fold="on")))
+        v.append((PMBPF_NOFOLD, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NOFOLD, fold="off")))
         v.append((PMBPF_NODELAYS,
-                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NODELAYS, ["--no-delays"])))
+                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NODELAYS, ["--no-delays"], fold="on")))
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
-                      lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n)))
+                      lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n, fold="on")))
         naive = [
             (EMPTY, "empty", 0),
             ("naive N=0", "naive_switch", 0),
