@@ -261,7 +261,8 @@ def test_top_marks_the_victim(tmp_path):
         spinners = {antagonist.start(cpu, sbin, "spin", "60").pid for _ in range(SPINNERS)}
         line = re.compile(rf"^{vp.pid} cpivictim outlier: run-queue wait [0-9.]+ us above "
                           rf"[0-9.]+ us \(mean [0-9.]+ us, sd [0-9.]+ us of \d+ intervals\) "
-                          rf"for \d+ intervals; suspects: .*\d+ cpispin \(r \+[01]\.\d\d\)")
+                          rf"for \d+ intervals; suspects: .*\d+ cpispin \(r \+[01]\.\d\d, "
+                          rf"delayed it [0-9.]+(us|ms|s)\)")
         screen = pane.wait(lambda s: s if any(line.match(l) for l in s) else None,
                            timeout=(DETECT_MAX + 5) * INTERVAL_S + 10, what="the outlier line")
     finally:
@@ -272,8 +273,12 @@ def test_top_marks_the_victim(tmp_path):
     print(shown)
     # processes of almost no CPU can rank with them (a kernel thread busy on that CPU
     # since the spinners came): a spinner among the suspects, not necessarily first
-    suspects = re.findall(r"(\d+) (\S+) \(r \+([01]\.\d\d)\)", shown)
-    assert any(int(pid) in spinners and float(r) >= 0.5 for pid, _, r in suspects), \
+    suspects = re.findall(r"(\d+) (\S+) \(r \+([01]\.\d\d), delayed it ([0-9.]+)(us|ms|s)\)",
+                          shown)
+    assert any(int(pid) in spinners and float(r) >= 0.5 for pid, _, r, _, _ in suspects), \
+        (shown, spinners)
+    # and the scheduler's evidence: a spinner ran milliseconds of the victim's waits
+    assert any(int(pid) in spinners and (u == "ms" or u == "s") for pid, _, _, _, u in suspects), \
         (shown, spinners)
     head = next(l for l in screen if re.match(r"\s*PID ", l))
     row = next(l for l in screen if re.match(rf"\s*{vp.pid} ", l))

@@ -445,8 +445,14 @@ def test_thread_fold_follows_the_switch_rate_and_loses_nothing(recorder):
     recs = rec.stop()
     folds = [r["thread_fold"] for r in recs if r["type"] == "system"]
     # the first interval is judged before any walk pays off; the pipe turns it on
-    print("thread_fold by interval:", folds)
+    unmatched = [r["spans_unmatched"] for r in recs if r["type"] == "system"]
+    print("thread_fold by interval:", folds, "spans_unmatched:", unmatched[-1])
     assert folds[0] == 0 and 1 in folds, folds
     kernel = truth["minflt"] + truth["majflt"]
     total = rec.total(truth["pid"], "page-faults")
-    assert kernel <= total <= kernel + 200, (total, kernel, folds)
+    # With the pipe benchmark running, pmbpf misses 1 or 2 of the ~12,640
+    # faults, whichever path the switches take, and so did the code before
+    # task storage (7bad4a0, measured 3 times: -1, -1, -2): a span whose
+    # switch-in the kernel did not report (spans_unmatched). What the fold
+    # would lose is a whole interval's counts: hundreds of faults.
+    assert kernel - 4 <= total <= kernel + 200, (total, kernel, folds, unmatched)
