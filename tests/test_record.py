@@ -424,11 +424,12 @@ def test_sleeping_threads_reported_while_alive(recorder, attach, fold):
 
 
 def test_thread_fold_follows_the_switch_rate_and_loses_nothing(recorder):
-    """Automatic choice of the switch path: a session starts on the map
-    lookups, moves to task storage once the monitored switches outweigh the
-    fold iterator's walk of every task (a pipe benchmark: tens of thousands
-    of switches per interval against a few hundred tasks), and a process that
-    runs across the change is credited exactly its page faults."""
+    """Automatic choice of the switch path: a session starts on task storage,
+    goes back to the map lookups where the monitored switches do not pay for
+    the fold iterator's walk of every task (a quiet host), and to task
+    storage again when they do (a pipe benchmark: tens of thousands of
+    switches per interval against a few hundred tasks); a process that runs
+    across the changes is credited its page faults."""
     rec = recorder("-e", "page-faults", "-i", "0.25")
     rec.wait_intervals(1)
     gate = subprocess.Popen([WORK, "gate", "500", "2.5"], stdin=subprocess.PIPE,
@@ -444,10 +445,11 @@ def test_thread_fold_follows_the_switch_rate_and_loses_nothing(recorder):
     rec.wait_intervals(2)
     recs = rec.stop()
     folds = [r["thread_fold"] for r in recs if r["type"] == "system"]
-    # the first interval is judged before any walk pays off; the pipe turns it on
     unmatched = [r["spans_unmatched"] for r in recs if r["type"] == "system"]
     print("thread_fold by interval:", folds, "spans_unmatched:", unmatched[-1])
-    assert folds[0] == 0 and 1 in folds, folds
+    # on from the start; whether a quiet moment turned it off depends on the
+    # host's other work, but the pipe has it on
+    assert folds[0] == 1 and 1 in folds[3:], folds
     kernel = truth["minflt"] + truth["majflt"]
     total = rec.total(truth["pid"], "page-faults")
     # With the pipe benchmark running, pmbpf misses 1 or 2 of the ~12,640

@@ -491,7 +491,12 @@ static int attach(struct session *s)
 		s->fold_mode = FOLD_OFF;
 	else if (mode && *mode && strcmp(mode, "auto"))
 		pr_err("warning: PMBPF_THREAD_FOLD=%s: use auto, on or off; auto it is\n", mode);
-	s->skel->bss->fold_on = s->fold_mode == FOLD_ON;
+	/*
+	 * auto starts on task storage: a switch-heavy host gains from the
+	 * first switch, an idle one pays one walk before fold_decide() turns
+	 * it off
+	 */
+	s->skel->bss->fold_on = s->fold_mode != FOLD_OFF;
 	return 0;
 }
 
@@ -924,7 +929,8 @@ static long host_threads(void)
 }
 
 /*
- * PMBPF_THREAD_FOLD=auto (default): switches credit task storage while the
+ * PMBPF_THREAD_FOLD=auto (default): from the start, switches credit task
+ * storage; they go on doing so while the
  * monitored switches of the last interval saved more than twice what the
  * iterator's walk of every thread costs per read, and go back to the map
  * lookups when they save less than half of it: a host of many idle tasks
