@@ -119,7 +119,11 @@ workload_go() {
 PMBPF=/bin/pmbpf
 PMBPF_INTERVAL=250ms
 # No pmbpf run may hang the guest: each is killed after this many seconds.
-PMBPF_TIMEOUT=60
+PMBPF_TIMEOUT=150
+# Loading the BPF object (the verifier) takes long in the slowest guest:
+# arm64 under TCG with icount=2, with 8 events (the switch program's credit
+# is verified for task storage and for the map entry), over 30 s.
+PMBPF_START_WAIT=90
 
 have_pmbpf() { [ -x "$PMBPF" ]; }
 
@@ -138,7 +142,7 @@ pmbpf_start() {
 	timeout -s KILL "$PMBPF_TIMEOUT" "$PMBPF" record -o json -i "$PMBPF_INTERVAL" "$@" \
 		>"$pm_out" 2>"$pm_out.err" &
 	PMBPF_PID=$!
-	if ! wait_for 30 pmbpf_ready "$pm_out" || pmbpf_gone; then
+	if ! wait_for "$PMBPF_START_WAIT" pmbpf_ready "$pm_out" || pmbpf_gone; then
 		kill -INT "$PMBPF_PID" 2>/dev/null
 		wait "$PMBPF_PID"
 		return 1
