@@ -145,6 +145,8 @@ pmbpf_start() {
 	if ! wait_for "$PMBPF_START_WAIT" pmbpf_ready "$pm_out" || pmbpf_gone; then
 		kill -INT "$PMBPF_PID" 2>/dev/null
 		wait "$PMBPF_PID"
+		PMBPF_RC=$?
+		echo "pmbpf_start: exit status $PMBPF_RC after $(cat /proc/uptime)" >>"$pm_out.err"
 		return 1
 	fi
 	sleep 0.3
