@@ -755,21 +755,21 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		return 0;
 	}
 
-	next_cgid = task_cgroup_id(next, btf);
-	if (delay_on) {
-		delay_span_end(
-			tgid, want ? span_cgroup(st, pid, tgid) : bpf_get_current_cgroup_id(), now);
-		if (has_lat && next_want)
-			delay_wait(next_tgid, next_cgid, lat, now);
-	}
-
 	/*
 	 * The span is credited to the cgroup the task was in when it started:
 	 * a task that moves itself is split at the move (on_cgroup_attach).
 	 */
+	if (want)
+		cgid = span_cgroup(st, pid, tgid);
+	next_cgid = task_cgroup_id(next, btf);
+	if (delay_on) {
+		delay_span_end(tgid, want ? cgid : bpf_get_current_cgroup_id(), now);
+		if (has_lat && next_want)
+			delay_wait(next_tgid, next_cgid, lat, now);
+	}
+
 	if (want) {
 		runtime = unseen_span_runtime(st, prev, pid, btf);
-		cgid = span_cgroup(st, pid, tgid);
 		/*
 		 * fold_threads: to the thread's counts, no map lookup (but at
 		 * its last switch). The idle task (tgid 0, no task storage here)
