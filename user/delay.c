@@ -117,12 +117,12 @@ static const struct proc_row *find_row(struct proc_row **idx, size_t n, __u32 pi
 	return NULL;
 }
 
-static void name_party(struct snapshot *snap, struct proc_row **idx, size_t n, __u32 pid,
-		       __u64 cgid, char *comm, const char **cgroup,
+/* Name a party from its row of this snapshot (row), else from the callbacks. */
+static void name_party(struct snapshot *snap, const struct proc_row *row, __u32 pid, __u64 cgid,
+		       char *comm, const char **cgroup,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx)
 {
-	const struct proc_row *row = find_row(idx, n, pid, cgid);
 	const char *path;
 
 	if (row) {
@@ -139,8 +139,10 @@ static void name_party(struct snapshot *snap, struct proc_row **idx, size_t n, _
 }
 
 /* The index of one side: pairs by (cgroup, pid) of the waiter or of the runner. */
-static const struct delay_pair *sort_pairs;
-static int sort_side;
+struct index_sort {
+	const struct delay_pair *pairs;
+	int side;
+};
 
 static void side_key(const struct delay_pair *p, int side, __u64 *cg, __u32 *pid)
 {
@@ -148,13 +150,14 @@ static void side_key(const struct delay_pair *p, int side, __u64 *cg, __u32 *pid
 	*pid = side == DELAY_BY ? p->pid : p->by_pid;
 }
 
-static int cmp_index(const void *a, const void *b)
+static int cmp_index(const void *a, const void *b, void *ctx)
 {
+	const struct index_sort *x = ctx;
 	__u64 ca, cb;
 	__u32 pa, pb;
 
-	side_key(&sort_pairs[*(const size_t *)a], sort_side, &ca, &pa);
-	side_key(&sort_pairs[*(const size_t *)b], sort_side, &cb, &pb);
+	side_key(&x->pairs[*(const size_t *)a], x->side, &ca, &pa);
+	side_key(&x->pairs[*(const size_t *)b], x->side, &cb, &pb);
 	return cmp_u64(ca, cb) ?: cmp_u64(pa, pb);
 }
 
@@ -175,11 +178,11 @@ static int build_index(struct snapshot *snap)
 		snap->cap_delay_index = n;
 	}
 	for (side = 0; side < 2 && n; side++) {
+		struct index_sort x = { snap->delays, side };
+
 		for (i = 0; i < n; i++)
 			snap->delay_index[side][i] = i;
-		sort_pairs = snap->delays;
-		sort_side = side;
-		qsort(snap->delay_index[side], n, sizeof(size_t), cmp_index);
+		qsort_r(snap->delay_index[side], n, sizeof(size_t), cmp_index, &x);
 	}
 	return 0;
 }
@@ -264,10 +267,13 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 			p->by_cgroup_id = c->k.by_cgroup_id;
 			p->ns = ns;
 			p->waits = waits;
-			name_party(snap, idx, snap->nr_rows, p->pid, p->cgroup_id, p->comm,
-				   &p->cgroup, cgroup_path, comm_of, ctx);
-			name_party(snap, idx, snap->nr_rows, p->by_pid, p->by_cgroup_id, p->by_comm,
-				   &p->by_cgroup, cgroup_path, comm_of, ctx);
+			name_party(snap, victim, p->pid, p->cgroup_id, p->comm, &p->cgroup,
+				   cgroup_path, comm_of, ctx);
+			name_party(snap,
+				   idx ? find_row(idx, snap->nr_rows, p->by_pid, p->by_cgroup_id) :
+					 NULL,
+				   p->by_pid, p->by_cgroup_id, p->by_comm, &p->by_cgroup,
+				   cgroup_path, comm_of, ctx);
 		}
 		/* the waiter exited: this was its last delta */
 		if (victim && victim->exited) {
