@@ -868,18 +868,9 @@ static int delay_entry(void *ctx, const void *key, const void *value, size_t str
 
 static void proc_comm(void *ctx, __u32 pid, char *buf, size_t len)
 {
-	char path[64];
-	FILE *f;
-
 	(void)ctx;
-	snprintf(buf, len, "?");
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
+	if (process__comm((pid_t)pid, buf, len))
+		snprintf(buf, len, "?");
 }
 
 /*

@@ -157,9 +157,8 @@ static unsigned long long proc_starttime(pid_t pid)
 static bool owner_alive(const char *name)
 {
 	unsigned long long pid, start = 0;
-	char path[64], comm[32] = "";
+	char comm[32] = "";
 	char *end;
-	FILE *f;
 
 	pid = strtoull(name + strlen(STAT_PREFIX), &end, 10);
 	if (!pid || pid > INT_MAX)
@@ -170,14 +169,7 @@ static bool owner_alive(const char *name)
 		return true;
 	if (start)
 		return proc_starttime((pid_t)pid) == start;
-	snprintf(path, sizeof(path), "/proc/%llu/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (!fgets(comm, sizeof(comm), f))
-		comm[0] = '\0';
-	fclose(f);
-	return !strcmp(comm, "pmbpf\n");
+	return !process__comm((pid_t)pid, comm, sizeof(comm)) && !strcmp(comm, "pmbpf");
 }
 
 /* rmdir a cgroup and its empty run-N children. */

@@ -211,3 +211,23 @@ int process__check_running(pid_t pid)
 		return -ESRCH;
 	}
 }
+
+int process__comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int err = 0;
+	FILE *f;
+
+	if (len)
+		buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	else
+		err = ferror(f) ? -EIO : -ENODATA;
+	fclose(f);
+	return err;
+}

@@ -50,5 +50,10 @@ enum process_state {
 enum process_state process__state(pid_t pid);
 /* process__state() is PROCESS_RUNNING, or print why not in one line. */
 int process__check_running(pid_t pid);
+/*
+ * The command name of a process (/proc/PID/comm, without its newline).
+ * Returns 0, or -errno (buf "") when it cannot be read.
+ */
+int process__comm(pid_t pid, char *buf, size_t len);
 
 #endif
