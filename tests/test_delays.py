@@ -150,6 +150,11 @@ def test_victim_delay_goes_to_antagonist(cg):
     assert by_spin >= 0.9 * pwaited, (by_spin, pwaited, [r["delayed_by"] for r in procs])
     names = {d["comm"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid}
     assert names == {"work"}
+    # waits: each of the victim's waits the spinner ran in counts once, so at
+    # most the victim's waits, and nearly all of them (the spinner held the CPU)
+    count = sum(r["runq"]["count"] for r in procs)
+    spin_waits = sum(d["waits"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
+    assert 0.9 * count <= spin_waits <= count, (spin_waits, count)
 
 
 def v1_cpu_mount():
