@@ -48,6 +48,11 @@ const volatile bool fold_threads = false;
  * every task (session.c, fold_decide()).
  */
 volatile __u32 fold_on;
+/*
+ * --threads: an entry per thread (pmbpf_key.tid), its name in comm, an exit
+ * record at every thread's last switch; no deferral between threads.
+ */
+const volatile bool per_thread = false;
 const volatile __u32 filter_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
 const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
@@ -75,7 +80,7 @@ struct cpu_state {
 	__u64 pend_offcpu_ns;
 	__u64 pend_runq_ns;
 	__u32 pend_runq;
-	__u32 pend_tgid; /* the process pend_offcpu_ns, pend_runq and pend_migrations belong to */
+	__u32 pend_tgid; /* whose pend_offcpu_ns, pend_runq, pend_migrations: process (--threads: thread) */
 	__u64 span_cgid; /* cgroup of the running task when its span started */
 	__u32 span_tgid; /* the process span_cgid was taken for */
 	__u32 span_pid; /* the thread whose switch-in started the span */
@@ -325,8 +330,26 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 	return sum > prev_sum ? sum - prev_sum : 1;
 }
 
-/* Look up, or create, the entry of the current process in its cgroup. */
-static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
+/*
+ * --threads: a thread names itself (pthread_setname_np) after its entry was
+ * made: the name of the current thread, when it changed.
+ */
+static __always_inline void thread_comm_refresh(struct pmbpf_counts *c)
+{
+	char comm[PMBPF_COMM_LEN];
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	if (*(__u64 *)comm == *(__u64 *)c->comm && *(__u64 *)&comm[8] == *(__u64 *)&c->comm[8])
+		return;
+	__builtin_memcpy(c->comm, comm, sizeof(comm));
+	c->comm_ns = bpf_ktime_get_ns();
+}
+
+/*
+ * Look up, or create, the entry of the current process (--threads: of its
+ * thread tid) in its cgroup. With --threads, task is the current task.
+ */
+static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u64 cgid,
 						      struct task_struct *task, __u32 scratch_idx)
 {
 	struct pmbpf_key key = {};
@@ -338,10 +361,14 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	long err;
 
 	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
 	key.cgroup_id = cgid;
 	c = bpf_map_lookup_elem(&counts, &key);
-	if (c)
+	if (c) {
+		if (per_thread)
+			thread_comm_refresh(c);
 		return c;
+	}
 
 	tmp = bpf_map_lookup_elem(&scratch, &scratch_idx);
 	if (!tmp)
@@ -350,7 +377,10 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	leader = BPF_CORE_READ(task, group_leader);
 	tmp->total.start_ns = BPF_CORE_READ(leader, start_time);
 	tmp->total.comm_ns = bpf_ktime_get_ns();
-	BPF_CORE_READ_STR_INTO(&tmp->total.comm, leader, comm);
+	if (per_thread)
+		bpf_get_current_comm(tmp->total.comm, sizeof(tmp->total.comm));
+	else
+		BPF_CORE_READ_STR_INTO(&tmp->total.comm, leader, comm);
 	err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
 	if (!err || err == -EEXIST)
 		return bpf_map_lookup_elem(&counts, &key);
@@ -358,11 +388,12 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u64 cgid,
 	/* Map full: fold into the overflow entry, counting each process once. */
 	stat_inc(PMBPF_STAT_OVERFLOW);
 	key.tgid = PMBPF_OVERFLOW_TGID;
+	key.tid = 0;
 	key.cgroup_id = 0;
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (!c)
 		return NULL;
-	id = ((__u64)tgid << 32) ^ tmp->total.start_ns;
+	id = ((__u64)(per_thread ? tid : tgid) << 32) ^ tmp->total.start_ns;
 	if (!bpf_map_update_elem(&folded_seen, &id, &zero, BPF_NOEXIST))
 		c->folded++;
 	return c;
@@ -379,6 +410,7 @@ static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
 	if (!st->valid || !st->span_want)
 		return NULL;
 	key.tgid = st->span_tgid;
+	key.tid = per_thread ? st->span_pid : 0;
 	key.cgroup_id = st->span_cgid;
 	return bpf_map_lookup_elem(&counts, &key);
 }
@@ -390,13 +422,14 @@ static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __
 
 /*
  * Credit everything since this CPU's last attribution point to c (when not
- * NULL), and make now the new attribution point. runtime, when not 0, is
+ * NULL; owner: its process, --threads: its thread), and make now the new
+ * attribution point. runtime, when not 0, is
  * the task's own run time in a span whose start was not seen: c is
  * credited that much time (on-CPU time, cpu-clock, task-clock) and rest,
  * when not NULL, the remainder.
  */
 static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c,
-				      struct pmbpf_counts *rest, __u32 tgid, __u32 cpu, __u64 now,
+				      struct pmbpf_counts *rest, __u32 owner, __u32 cpu, __u64 now,
 				      __u64 runtime)
 {
 	struct bpf_perf_event_value v;
@@ -417,7 +450,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	 * out next on this CPU. Its wait is dropped rather than misattributed.
 	 */
 	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns || st->pend_migrations) &&
-	    st->pend_tgid != tgid) {
+	    st->pend_tgid != owner) {
 		stat_inc(PMBPF_STAT_WAIT_UNMATCHED);
 	} else if (c && st->valid) {
 		c->n[PMBPF_N_OFFCPU_NS] += st->pend_offcpu_ns;
@@ -558,7 +591,7 @@ static __always_inline void thread_fold(struct task_state *ps, __u32 tgid, struc
 
 	if (!ps->has_counts)
 		return;
-	c = entry_get(tgid, ps->counts_cgid, task, scratch_idx);
+	c = entry_get(tgid, 0, ps->counts_cgid, task, scratch_idx);
 	if (!c)
 		return; /* kept for the next fold */
 	counts_add(c, &ps->counts);
@@ -587,26 +620,29 @@ static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps,
 }
 
 /*
- * The last thread of a process is gone: send its final counts, drop it.
+ * The last thread of a process is gone (--threads: a thread is; proc_end:
+ * the last one): send its final counts, drop it.
  * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
  * and bpf_map_lookup_percpu_elem (5.19, commit 07343110b293); programs
  * built with sum false (for older kernels) hold neither, and leave the
  * entry marked dead for userspace to read and delete at its next read.
  */
-static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
+static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool proc_end,
+					 const bool sum)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
 	struct pmbpf_exit *e;
-	__u32 idx = SCRATCH_SWITCH;
+	__u32 idx = SCRATCH_SWITCH, end = proc_end ? PMBPF_F_PROC_EXIT : 0;
 
 	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
 	key.cgroup_id = cgid;
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
 	if (!sum) {
-		c->flags |= PMBPF_F_DEAD;
+		c->flags |= PMBPF_F_DEAD | end;
 		return;
 	}
 
@@ -617,12 +653,13 @@ static __always_inline void process_exit(__u32 tgid, __u64 cgid, const bool sum)
 	e->key = key;
 	e->exit_ns = bpf_ktime_get_ns();
 	bpf_loop(nr_cpus, sum_cpu, NULL, 0);
+	e->total.flags = end;
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
 		c = bpf_map_lookup_elem(&counts, &key);
 		/* Leave the entry for userspace to find and report as dead. */
 		if (c)
-			c->flags |= PMBPF_F_DEAD;
+			c->flags |= PMBPF_F_DEAD | end;
 		stat_inc(PMBPF_STAT_EXITS_LOST);
 		return;
 	}
@@ -746,7 +783,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * Between threads of one process in one cgroup (same css_set) the
 	 * credit would go to the same entry: defer it to the next switch.
 	 */
-	if (!dead && !has_lat && want && st->valid && tgid == next_tgid && st->span_pid == pid &&
+	if (!per_thread && !dead && !has_lat && want && st->valid && tgid == next_tgid &&
+	    st->span_pid == pid &&
 	    (btf ? prev->cgroups == next->cgroups :
 		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
@@ -780,11 +818,11 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			held = c;
 		}
 		if (!c)
-			c = entry_get(tgid, cgid, prev, SCRATCH_SWITCH);
+			c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH);
 		if (runtime)
 			rest = span_owner(st);
 	}
-	attribute(st, c, rest, tgid, cpu, now, runtime);
+	attribute(st, c, rest, per_thread ? pid : tgid, cpu, now, runtime);
 	if (held)
 		thread_release(ps);
 	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
@@ -794,14 +832,18 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->pend_migrations = migrated;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
-	st->pend_tgid = next_tgid;
+	st->pend_tgid = per_thread ? (btf ? next->pid : BPF_CORE_READ(next, pid)) : next_tgid;
 	st->span_cgid = next_cgid;
 	st->span_tgid = next_tgid;
 	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	st->span_want = next_want;
 
-	if (c && dead && BPF_CORE_READ(prev, signal, live.counter) == 0)
-		process_exit(tgid, cgid, sum_exits);
+	if (c && dead) {
+		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
+
+		if (proc_end || per_thread)
+			process_exit(tgid, pid, cgid, proc_end, sum_exits);
+	}
 	return 0;
 }
 
@@ -900,7 +942,10 @@ static __always_inline int on_exec(void)
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
 
-	key.tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+
+	key.tgid = id >> 32;
+	key.tid = per_thread ? (__u32)id : 0;
 	key.cgroup_id = bpf_get_current_cgroup_id();
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (!c)
@@ -950,11 +995,12 @@ static __always_inline int credit_current(bool moved)
 	 */
 	if (!(moved && !runtime && !st->span_want)) {
 		cgid = span_cgroup(st, pid, tgid);
-		c = entry_get(tgid, cgid, task, SCRATCH_SWITCH);
+		c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH);
 		if (runtime)
 			rest = span_owner(st);
 	}
-	attribute(st, c, rest, tgid, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), runtime);
+	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(),
+		  bpf_ktime_get_ns(), runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;

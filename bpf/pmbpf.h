@@ -22,10 +22,14 @@ struct pmbpf_reading {
 	__u64 running;
 };
 
-/* A process in one cgroup. tgid 0 is the idle task of every CPU. */
+/*
+ * A process in one cgroup. tgid 0 is the idle task of every CPU. With
+ * per-thread counting (--threads) an entry is one thread of it: tid is the
+ * thread's id; otherwise tid is 0.
+ */
 struct pmbpf_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 tid;
 	__u64 cgroup_id;
 };
 
@@ -50,6 +54,8 @@ enum pmbpf_count {
 
 /* Entry flags (per-CPU slot). */
 #define PMBPF_F_DEAD 0x1 /* process exited but its exit record was lost */
+/* --threads: the thread was its process's last (with PMBPF_F_DEAD, or in an exit record) */
+#define PMBPF_F_PROC_EXIT 0x2
 
 /*
  * Cumulative counts of one process in one cgroup, per CPU. The kernel only
@@ -66,12 +72,12 @@ struct pmbpf_counts {
 	__u64 folded; /* overflow entry only: processes folded into it */
 	__u32 flags;
 	__u32 pad;
-	char comm[PMBPF_COMM_LEN];
+	char comm[PMBPF_COMM_LEN]; /* the group leader's; --threads: the thread's */
 	__u32 runq_hist[PMBPF_RUNQ_SLOTS];
 	struct pmbpf_reading ev[PMBPF_MAX_EVENTS];
 };
 
-/* Ring buffer record: a process's final counts, summed over CPUs. */
+/* Ring buffer record: a process's (--threads: a thread's) final counts, summed over CPUs. */
 struct pmbpf_exit {
 	struct pmbpf_key key;
 	__u64 exit_ns;

@@ -205,7 +205,7 @@ static struct grave *grave_find(struct account *a, const struct pmbpf_key *key, 
 	size_t i;
 
 	for (i = 0; i < a->nr_graves; i++)
-		if (a->graves[i].key.tgid == key->tgid &&
+		if (a->graves[i].key.tgid == key->tgid && a->graves[i].key.tid == key->tid &&
 		    a->graves[i].key.cgroup_id == key->cgroup_id &&
 		    a->graves[i].start_ns == start_ns)
 			return &a->graves[i];
@@ -249,8 +249,10 @@ static int add_row(struct account *a, const struct pmbpf_key *key, const struct 
 	if (!row)
 		return -ENOMEM;
 	row->pid = key->tgid;
+	row->tid = key->tid;
 	row->cgroup_id = key->cgroup_id;
 	row->exited = exited;
+	row->proc_end = exited && (cum->flags & PMBPF_F_PROC_EXIT);
 	row->overflow = key->tgid == PMBPF_OVERFLOW_TGID;
 	row->start_ns = cum->start_ns;
 	if (row->overflow)
@@ -264,13 +266,16 @@ static int add_row(struct account *a, const struct pmbpf_key *key, const struct 
 	return 0;
 }
 
-static void row_merge(const struct account *a, struct proc_row *row, const struct pmbpf_counts *d)
+/* An exit record (cum, its counts since the entry's row: d) into that row. */
+static void row_merge(const struct account *a, struct proc_row *row, const struct pmbpf_counts *cum,
+		      const struct pmbpf_counts *d)
 {
 	struct figures f;
 
 	counts_to_figures(a, d, &f);
 	figures__add(&row->f, &f);
 	row->exited = true;
+	row->proc_end = row->proc_end || (cum->flags & PMBPF_F_PROC_EXIT);
 }
 
 /*
@@ -361,6 +366,7 @@ int account__exit(struct account *a, const void *data, size_t len)
  */
 struct exited_proc {
 	__u32 tgid;
+	__u32 tid;
 	__u64 start_ns;
 	__u64 cgroup_id; /* the entry the kernel deleted */
 };
@@ -371,6 +377,8 @@ static int cmp_exited(const void *a, const void *b)
 
 	if (x->tgid != y->tgid)
 		return x->tgid < y->tgid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
 	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
@@ -390,12 +398,15 @@ static int drop_moved_entries(struct account *a)
 			i < a->nr_exits ? &a->exits[i] : &a->marked[i - a->nr_exits];
 
 		gone[i].tgid = x->key.tgid;
+		gone[i].tid = x->key.tid;
 		gone[i].start_ns = x->total.start_ns;
 		gone[i].cgroup_id = x->key.cgroup_id;
 	}
 	qsort(gone, n, sizeof(*gone), cmp_exited);
 	for (e = proctable__next(&a->table, NULL); e; e = next) {
-		struct exited_proc key = { .tgid = e->key.tgid, .start_ns = e->cum.start_ns };
+		struct exited_proc key = { .tgid = e->key.tgid,
+					   .tid = e->key.tid,
+					   .start_ns = e->cum.start_ns };
 
 		next = proctable__next(&a->table, e);
 		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
@@ -438,7 +449,7 @@ int account__settle(struct account *a)
 		/* else: first seen at its exit, or a residue entry's own exit: from zero */
 		counts_sub(&d, &x->total, prev);
 		if (e && e->cum.start_ns == x->total.start_ns && e->row_gen == a->gen) {
-			row_merge(a, &a->cur->rows[e->row], &d);
+			row_merge(a, &a->cur->rows[e->row], &x->total, &d);
 		} else {
 			err = add_row(a, &x->key, &x->total, &d, true);
 			if (err)
@@ -557,14 +568,114 @@ static int build_cgroups(struct account *a)
 	return 0;
 }
 
+/* Threads of one process in one cgroup compare equal. */
+static int cmp_thread_proc(const struct proc_row *a, const struct proc_row *b)
+{
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->cgroup_id != b->cgroup_id)
+		return a->cgroup_id < b->cgroup_id ? -1 : 1;
+	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+static int cmp_thread(const void *x, const void *y)
+{
+	const struct proc_row *a = x, *b = y;
+	int c = cmp_thread_proc(a, b);
+
+	return c ? c : a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/*
+ * Per-thread entries: the rows made so far are threads'. They become
+ * snapshot.threads, and each process (pid, cgroup, start) gets the sum of
+ * its threads as its row, named after its leader thread. The idle task and
+ * the overflow entry are no thread: they stay rows only.
+ */
+static int rollup_threads(struct account *a)
+{
+	struct snapshot *snap = a->cur;
+	struct proc_row *t = snap->rows;
+	size_t n = snap->nr_rows, cap = snap->cap_rows, i, j, k;
+
+	snap->threads_on = true;
+	snap->rows = snap->threads;
+	snap->cap_rows = snap->cap_threads;
+	snap->nr_rows = 0;
+	snap->threads = t;
+	snap->cap_threads = cap;
+	snap->nr_threads = 0;
+	if (n > 1)
+		qsort(t, n, sizeof(*t), cmp_thread);
+	for (i = 0; i < n; i = j) {
+		struct proc_row *p = snapshot__add_row(snap);
+		bool named = false;
+
+		if (!p)
+			return -ENOMEM;
+		for (j = i; j < n && !cmp_thread_proc(&t[i], &t[j]); j++)
+			;
+		*p = t[i];
+		if (!t[i].tid) { /* idle, overflow: the one row of their key */
+			p->nr_threads = 0;
+			continue;
+		}
+		p->tid = 0;
+		p->exited = false;
+		p->proc_end = false;
+		memset(&p->f, 0, sizeof(p->f));
+		for (k = i; k < j; k++) {
+			figures__add(&p->f, &t[k].f);
+			p->exited = p->exited || t[k].proc_end;
+			if (t[k].tid == t[k].pid) {
+				memcpy(p->comm, t[k].comm, sizeof(p->comm));
+				named = true;
+			}
+			snap->threads[snap->nr_threads++] = t[k];
+		}
+		p->nr_threads = (__u32)(j - i);
+		if (!named && a->o.process_comm) {
+			char comm[PMBPF_COMM_LEN];
+
+			if (a->o.process_comm(a->o.ctx, p->pid, comm, sizeof(comm)))
+				memcpy(p->comm, comm, sizeof(p->comm));
+		}
+	}
+	return 0;
+}
+
+/* The path of each thread row's cgroup: its process row's (they share the id). */
+static void threads_cgroups(struct snapshot *snap)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_threads; i++) {
+		struct proc_row *t = &snap->threads[i];
+		size_t c;
+
+		for (c = 0; c < snap->nr_cgroups; c++)
+			if (snap->cgroups[c].id == t->cgroup_id) {
+				t->cgroup = snap->cgroups[c].path;
+				break;
+			}
+	}
+}
+
 int account__finish(struct account *a)
 {
 	struct proc_entry *e, *next;
 	int err;
 
+	if (a->o.threads) {
+		err = rollup_threads(a);
+		if (err)
+			return err;
+	}
 	err = build_cgroups(a);
 	if (err)
 		return err;
+	if (a->o.threads)
+		threads_cgroups(a->cur);
 	/* Entries gone from the map without an exit record. */
 	for (e = proctable__next(&a->table, NULL); e; e = next) {
 		next = proctable__next(&a->table, e);

@@ -14,6 +14,8 @@
  * - A process that moved between cgroups has an entry in each; the kernel
  *   deletes the one it exited in, the others are deleted here.
  * - Run-queue maxima count only in the read generation they were seen in.
+ * - With per-thread entries, all of the above holds per thread, and a
+ *   process's row is the exact sum of its threads' rows.
  *
  * No libbpf, no system call: the caller reads the counts map and the ring
  * buffer, feeds them in, and deletes from the map the keys listed by
@@ -37,7 +39,14 @@ struct account_opts {
 	const char *(*cgroup_path)(void *ctx, __u64 id);
 	/* Id of the parent of the cgroup at path (0: root or unknown), depth below the root. */
 	__u64 (*cgroup_parent)(void *ctx, const char *path, int *depth);
+	/* --threads: the name of process pid into buf, or false; may be NULL. */
+	bool (*process_comm)(void *ctx, __u32 pid, char *buf, size_t len);
 	void *ctx;
+	/*
+	 * Entries are threads (pmbpf_key.tid): their rows go to
+	 * snapshot.threads, and each process's row is the sum of its threads'.
+	 */
+	bool threads;
 };
 
 struct account;

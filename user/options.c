@@ -160,6 +160,9 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 	case OPT_NO_DELAYS:
 		s->delays = DELAYS_OFF;
 		return 1;
+	case OPT_THREADS:
+		s->threads = true;
+		return 1;
 	case 'v':
 		s->verbose = true;
 		return 1;

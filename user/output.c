@@ -287,6 +287,26 @@ static const char *path_tail(char *buf, size_t len, const char *s, size_t width)
 	return buf;
 }
 
+/* A process's row of the table, or with tid a thread's (named after itself). */
+static void table_row(struct output *o, const struct snapshot *snap, const struct proc_row *row,
+		      bool tid)
+{
+	char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
+	char path[4096 * 3], cut[64], hot[HOT_WIDTH * 3 + 1];
+
+	snprintf(comm, sizeof(comm), "%s%s", printable(safe, sizeof(safe), row->comm),
+		 row->exited ? "*" : "");
+	if (row->overflow)
+		fprintf(o->f, "%7s", "-");
+	else
+		fprintf(o->f, "%7u", row->pid);
+	if (tid)
+		fprintf(o->f, " %7u", row->tid);
+	printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
+	fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
+	table_figures(o, snap, &row->f, !tid && snap->hot ? hot_cell(hot, sizeof(hot), row) : NULL);
+}
+
 static void table(struct output *o, const struct snapshot *snap)
 {
 	char tbuf[32];
@@ -296,27 +316,22 @@ static void table(struct output *o, const struct snapshot *snap)
 
 	localtime_r(&t, &tm);
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
-	fprintf(o->f, "\n%s  interval %.2fs  %zu processes  %zu cgroups\n", tbuf,
-		snap->interval_ns / 1e9, snap->nr_rows, snap->nr_cgroups);
+	fprintf(o->f, "\n%s  interval %.2fs  %zu processes  ", tbuf, snap->interval_ns / 1e9,
+		snap->nr_rows);
+	if (snap->threads_on)
+		fprintf(o->f, "%zu threads  ", snap->nr_threads);
+	fprintf(o->f, "%zu cgroups\n", snap->nr_cgroups);
 	if (o->procs) {
 		fprintf(o->f, "%7s %-16s %-24s", "PID", "COMM", "CGROUP");
 		table_figures(o, snap, NULL, snap->hot ? "HOT" : NULL);
-		for (r = 0; r < snap->nr_rows; r++) {
-			const struct proc_row *row = &snap->rows[r];
-			char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
-			char path[4096 * 3], cut[64], hot[HOT_WIDTH * 3 + 1];
-
-			snprintf(comm, sizeof(comm), "%s%s",
-				 printable(safe, sizeof(safe), row->comm), row->exited ? "*" : "");
-			if (row->overflow)
-				fprintf(o->f, "%7s", "-");
-			else
-				fprintf(o->f, "%7u", row->pid);
-			printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
-			fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
-			table_figures(o, snap, &row->f,
-				      snap->hot ? hot_cell(hot, sizeof(hot), row) : NULL);
-		}
+		for (r = 0; r < snap->nr_rows; r++)
+			table_row(o, snap, &snap->rows[r], false);
+	}
+	if (o->threads && snap->threads_on) {
+		fprintf(o->f, "%7s %7s %-16s %-24s", "PID", "TID", "COMM", "CGROUP");
+		table_figures(o, snap, NULL, NULL);
+		for (r = 0; r < snap->nr_threads; r++)
+			table_row(o, snap, &snap->threads[r], true);
 	}
 	if (o->cgroups) {
 		fprintf(o->f, "%-40s %-10s %-12s %5s", "CGROUP (incl. descendants)", "RUNTIME",
@@ -642,8 +657,36 @@ static void json(struct output *o, const struct snapshot *snap)
 		json_figures(&w, snap, &row->f);
 		if (snap->hot)
 			json_hot(&w, row);
+		if (snap->threads_on) {
+			jw_key(&w, "threads");
+			jw_u64(&w, row->nr_threads);
+		}
 		if (snap->delays_on && !row->overflow)
 			json_delays(&w, snap, row->pid, row->cgroup_id);
+		jw_end_object(&w);
+		fputc('\n', o->f);
+	}
+	for (r = 0; o->threads && r < snap->nr_threads; r++) {
+		const struct proc_row *row = &snap->threads[r];
+
+		jw_start_object(&w);
+		json_common(&w, snap, "thread");
+		jw_key(&w, "pid");
+		jw_u64(&w, row->pid);
+		jw_key(&w, "tid");
+		jw_u64(&w, row->tid);
+		jw_key(&w, "comm");
+		jw_string(&w, row->comm);
+		jw_key(&w, "cgroup_id");
+		jw_u64(&w, row->cgroup_id);
+		jw_key(&w, "cgroup");
+		if (row->cgroup)
+			jw_string(&w, row->cgroup);
+		else
+			jw_null(&w);
+		jw_key(&w, "exited");
+		jw_bool(&w, row->exited);
+		json_figures(&w, snap, &row->f);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 	}
@@ -694,6 +737,10 @@ static void json(struct output *o, const struct snapshot *snap)
 	jw_u64(&w, snap->nr_cpus);
 	jw_key(&w, "processes");
 	jw_u64(&w, snap->nr_rows);
+	if (snap->threads_on) {
+		jw_key(&w, "threads");
+		jw_u64(&w, snap->nr_threads);
+	}
 	jw_key(&w, "cgroups");
 	jw_u64(&w, snap->nr_cgroups);
 	json_figures_of(&w, snap, &sys, OUT_SYSTEM);
@@ -784,15 +831,21 @@ static void csv_figures(struct output *o, const struct snapshot *snap, const str
 	fputc('\n', o->f);
 }
 
-/* One kind of row per CSV stream: processes, or cgroups with --by cgroup. */
+/*
+ * One kind of row per CSV stream: processes, threads with --threads, or
+ * cgroups with --by cgroup.
+ */
 static void csv(struct output *o, const struct snapshot *snap)
 {
+	bool threads = o->threads && snap->threads_on;
+	const struct proc_row *rows = threads ? snap->threads : snap->rows;
+	size_t r, nr = threads ? snap->nr_threads : snap->nr_rows;
 	char tbuf[40];
-	size_t r;
 
 	if (!o->header_done) {
-		if (o->procs)
-			fprintf(o->f, "time,interval_s,pid,comm,cgroup_id,cgroup,exited");
+		if (o->procs || o->threads)
+			fprintf(o->f, "time,interval_s,pid,%scomm,cgroup_id,cgroup,exited",
+				o->threads ? "tid," : "");
 		else
 			fprintf(o->f,
 				"time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
@@ -801,20 +854,22 @@ static void csv(struct output *o, const struct snapshot *snap)
 		o->header_done = true;
 	}
 	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
-	for (r = 0; o->procs && r < snap->nr_rows; r++) {
-		const struct proc_row *row = &snap->rows[r];
+	for (r = 0; (o->procs || o->threads) && r < nr; r++) {
+		const struct proc_row *row = &rows[r];
 
 		fprintf(o->f, "%s,%.6f,", tbuf, snap->interval_ns / 1e9);
 		if (!row->overflow)
 			fprintf(o->f, "%u", row->pid);
 		fputc(',', o->f);
+		if (o->threads)
+			fprintf(o->f, "%u,", row->tid);
 		csv_field_str(o->f, row->comm);
 		fprintf(o->f, ",%llu,", (unsigned long long)row->cgroup_id);
 		csv_field_str(o->f, row->cgroup ? row->cgroup : "");
 		fprintf(o->f, ",%d", row->exited);
 		csv_figures(o, snap, &row->f);
 	}
-	for (r = 0; !o->procs && r < snap->nr_cgroups; r++) {
+	for (r = 0; !o->procs && !o->threads && r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *cg = &snap->cgroups[r];
 
 		fprintf(o->f, "%s,%.6f,%llu,", tbuf, snap->interval_ns / 1e9,

@@ -18,6 +18,7 @@ struct output {
 	FILE *f;
 	bool header_done;
 	bool procs; /* process rows */
+	bool threads; /* thread rows (--threads; table and CSV: instead of process rows) */
 	bool cgroups; /* cgroup rows (CSV: one kind per stream) */
 };
 

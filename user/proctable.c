@@ -8,7 +8,7 @@ enum { SLOT_EMPTY, SLOT_USED, SLOT_DELETED };
 
 static size_t key_hash(const struct pmbpf_key *key)
 {
-	__u64 h = ((__u64)key->tgid * 0x9e3779b97f4a7c15ULL) ^ key->cgroup_id;
+	__u64 h = (((__u64)key->tid << 32 | key->tgid) * 0x9e3779b97f4a7c15ULL) ^ key->cgroup_id;
 
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ULL;
@@ -18,7 +18,7 @@ static size_t key_hash(const struct pmbpf_key *key)
 
 static bool key_eq(const struct pmbpf_key *a, const struct pmbpf_key *b)
 {
-	return a->tgid == b->tgid && a->cgroup_id == b->cgroup_id;
+	return a->tgid == b->tgid && a->tid == b->tid && a->cgroup_id == b->cgroup_id;
 }
 
 static struct proc_entry *probe(struct proc_entry *slots, size_t cap, const struct pmbpf_key *key,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Cumulative counts per (tgid, cgroup) as of the previous read. */
+/* Cumulative counts per (tgid, cgroup), or (tgid, tid, cgroup), as of the previous read. */
 #ifndef __PMBPF_PROCTABLE_H
 #define __PMBPF_PROCTABLE_H
 

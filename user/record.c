@@ -25,13 +25,15 @@ static const struct cmdopt options[] = {
 	{ OPTION_CGROUP },
 	{ 'o', "output", "FORMAT", "table (default), json (JSON Lines) or csv" },
 	{ 'b', "by", "WHAT",
-	  "rows per process, cgroup or all (default: process;\n"
-	  "all for json; csv takes one of process, cgroup)" },
+	  "rows per process, thread (implies --threads), cgroup or\n"
+	  "all (default: process, thread with --threads; all for\n"
+	  "json; csv takes one of process, thread, cgroup)" },
 	{ OPTION_MAX_PROCS },
 	{ OPTION_RAW_TP },
 	{ OPTION_HOT },
 	{ OPTION_DELAYS },
 	{ OPTION_NO_DELAYS },
+	{ OPTION_THREADS },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},
@@ -92,12 +94,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'b':
-			if (strcmp(optarg, "process") && strcmp(optarg, "cgroup") &&
-			    strcmp(optarg, "all")) {
-				pr_err("invalid --by '%s': use process, cgroup or all\n", optarg);
+			if (strcmp(optarg, "process") && strcmp(optarg, "thread") &&
+			    strcmp(optarg, "cgroup") && strcmp(optarg, "all")) {
+				pr_err("invalid --by '%s': use process, thread, cgroup or all\n",
+				       optarg);
 				return -EINVAL;
 			}
 			o->by = optarg;
+			if (!strcmp(optarg, "thread"))
+				o->s.threads = true;
 			break;
 		case 'h':
 			cmdopt__fprint(&record_cmdopts, stdout);
@@ -108,7 +113,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		}
 	}
 	if (o->by && o->format == OUTPUT_CSV && !strcmp(o->by, "all")) {
-		pr_err("csv holds one kind of row: use --by process or --by cgroup\n");
+		pr_err("csv holds one kind of row: use --by process, thread or cgroup\n");
 		return -EINVAL;
 	}
 	if (optind < argc) {
@@ -143,9 +148,10 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	out.format = o.format;
 	if (!o.by)
-		o.by = o.format == OUTPUT_JSON ? "all" : "process";
-	out.procs = strcmp(o.by, "cgroup") != 0;
-	out.cgroups = strcmp(o.by, "process") != 0;
+		o.by = o.format == OUTPUT_JSON ? "all" : o.s.threads ? "thread" : "process";
+	out.procs = !strcmp(o.by, "process") || !strcmp(o.by, "all");
+	out.threads = o.s.threads && (!strcmp(o.by, "thread") || !strcmp(o.by, "all"));
+	out.cgroups = !strcmp(o.by, "cgroup") || !strcmp(o.by, "all");
 	if (targets__check(&o.s))
 		return 1;
 	if (privileges__check())

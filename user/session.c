@@ -72,6 +72,7 @@ struct session {
 	struct delay_acct *delays; /* --delays, or NULL */
 	struct map_reader delays_rd;
 	bool delays_on; /* session_opts.delays resolved */
+	bool threads; /* --threads: an entry per thread */
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
 	enum { FOLD_AUTO, FOLD_ON, FOLD_OFF } fold_mode; /* PMBPF_THREAD_FOLD */
 	int fold_drain; /* reads that still run the iterator after fold_on went off */
@@ -362,7 +363,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	 * map path alone; so up to FOLD_MAX_SLOTS counters (the default group
 	 * is 4).
 	 */
-	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS;
+	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS && !s->threads;
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
 		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },
@@ -411,6 +412,7 @@ static int load(struct bpfload *bl, void *ctx)
 	}
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
+	skel->rodata->per_thread = s->threads;
 	/* --hot's sampler and its map exist only with the option */
 	bpf_program__set_autoload(skel->progs.hot_sample, o->hot_hz != 0);
 	bpf_map__set_autocreate(skel->maps.hot_ips, o->hot_hz != 0);
@@ -699,6 +701,13 @@ static __u64 cgroup_parent(void *ctx, const char *path, int *depth)
 	return cgroup_cache__parent(s->cg, path, depth);
 }
 
+/* --threads: a process's name when its leader thread has no row. */
+static bool process_comm(void *ctx, __u32 pid, char *buf, size_t len)
+{
+	(void)ctx;
+	return process__comm((pid_t)pid, buf, len) == 0;
+}
+
 static struct account *account_new(struct session *s)
 {
 	struct account_opts o = {
@@ -707,7 +716,9 @@ static struct account *account_new(struct session *s)
 		.nr_events = s->nr_events,
 		.cgroup_path = cgroup_path,
 		.cgroup_parent = cgroup_parent,
+		.process_comm = process_comm,
 		.ctx = s,
+		.threads = s->threads,
 	};
 	int i;
 
@@ -761,6 +772,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 	s->metrics = o->metrics;
+	s->threads = o->threads;
 	s->delays_on =
 		o->delays == DELAYS_ON || (o->delays == DELAYS_AUTO && !o->pid && !o->cgroup);
 	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);

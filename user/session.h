@@ -32,6 +32,12 @@ struct session_opts {
 	 * pay a clock read), DELAYS_ON and DELAYS_OFF are --delays and --no-delays.
 	 */
 	enum delays_mode delays;
+	/*
+	 * --threads: count each thread apart (snapshot.threads), each rolled
+	 * up into its process's row; no task-storage fold, no deferral of
+	 * same-process handoffs, an exit record per thread.
+	 */
+	bool threads;
 };
 
 struct session;

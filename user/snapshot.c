@@ -132,6 +132,8 @@ static void strings_free(struct snapshot *snap, bool keep_oldest)
 void snapshot__reset(struct snapshot *snap)
 {
 	snap->nr_rows = 0;
+	snap->nr_threads = 0;
+	snap->threads_on = false;
 	snap->nr_cgroups = 0;
 	snap->nr_delays = 0;
 	memset(snap->system, 0, sizeof(snap->system));
@@ -144,6 +146,9 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->rows);
 	snap->rows = NULL;
 	snap->nr_rows = snap->cap_rows = 0;
+	free(snap->threads);
+	snap->threads = NULL;
+	snap->nr_threads = snap->cap_threads = 0;
 	free(snap->cgroups);
 	snap->cgroups = NULL;
 	snap->nr_cgroups = snap->cap_cgroups = 0;
@@ -164,6 +169,8 @@ static int cmp_cpu(const void *a, const void *b)
 		return ra->f.n[PMBPF_N_ONCPU_NS] < rb->f.n[PMBPF_N_ONCPU_NS] ? 1 : -1;
 	if (ra->pid != rb->pid)
 		return ra->pid < rb->pid ? -1 : 1;
+	if (ra->tid != rb->tid)
+		return ra->tid < rb->tid ? -1 : 1;
 	return ra->cgroup_id < rb->cgroup_id ? -1 : ra->cgroup_id > rb->cgroup_id;
 }
 
@@ -172,6 +179,8 @@ void snapshot__sort_cpu(struct snapshot *snap)
 	/* qsort's array must not be NULL, even when empty (C11 7.22.5) */
 	if (snap->nr_rows > 1)
 		qsort(snap->rows, snap->nr_rows, sizeof(*snap->rows), cmp_cpu);
+	if (snap->nr_threads > 1)
+		qsort(snap->threads, snap->nr_threads, sizeof(*snap->threads), cmp_cpu);
 }
 
 static int cmp_path(const void *a, const void *b)

@@ -33,9 +33,16 @@ struct figures {
 	struct pmbpf_reading ev[PMBPF_MAX_EVENTS]; /* indexed like snapshot.events */
 };
 
-/* One process (in one cgroup) over one interval. */
+/* One process (in one cgroup), or with --threads one thread of it, over one interval. */
 struct proc_row {
 	__u32 pid;
+	__u32 tid; /* a thread row's thread id; 0 in a process row */
+	/*
+	 * --threads: a process row's threads that ran (rows in snapshot.threads);
+	 * a thread row: its exit ended its process.
+	 */
+	__u32 nr_threads;
+	bool proc_end;
 	__u64 cgroup_id;
 	const char *cgroup; /* path below the cgroup2 mount, or NULL (snapshot__strdup) */
 	char comm[PMBPF_COMM_LEN];
@@ -84,6 +91,14 @@ struct snapshot {
 	struct proc_row *rows;
 	size_t nr_rows;
 	size_t cap_rows;
+	/*
+	 * --threads: one row per thread that ran (tid set); each process row
+	 * is the exact sum of its threads' rows (same pid, cgroup, start_ns).
+	 */
+	bool threads_on;
+	struct proc_row *threads;
+	size_t nr_threads;
+	size_t cap_threads;
 	struct cgroup_row *cgroups; /* every cgroup with a process row, and its ancestors */
 	size_t nr_cgroups;
 	size_t cap_cgroups;
@@ -126,7 +141,7 @@ void figures__add(struct figures *dst, const struct figures *src);
 /* Run-queue latency percentile (0 < q <= 1) from the histogram, in ns: the upper bound of its slot. */
 double figures__runq_pct(const struct figures *f, double q);
 void snapshot__free(struct snapshot *snap);
-/* Sort rows by on-CPU time, highest first (stable for equal figures). */
+/* Sort rows (and threads) by on-CPU time, highest first (stable for equal figures). */
 void snapshot__sort_cpu(struct snapshot *snap);
 /* Sort cgroups by path (parents before children), unknown paths last. */
 void snapshot__sort_cgroups(struct snapshot *snap);

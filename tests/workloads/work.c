@@ -24,6 +24,14 @@
  *                             N threads each touch PAGES pages and then sleep; the
  *                             report comes once all have touched theirs, and the
  *                             process exits SECONDS later, its threads still asleep
+ *   work pool PAGES,.. MS,.. SECONDS
+ *                             a thread per pair: thread i names itself pool-i, touches
+ *                             PAGES[i] pages, burns MS[i] ms of its own CPU time; thread
+ *                             0 then exits, the others sleep. The report (once all
+ *                             are done, thread 0 joined) lists each thread's tid, name
+ *                             and own figures (getrusage(RUSAGE_THREAD), its CPU clock,
+ *                             /proc/thread-self/schedstat); the process exits SECONDS
+ *                             later
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
  *                             a tight loop; every jump of the clock of 2 us or more
  *                             is time off the CPU (a wait in the run queue, for a
@@ -87,6 +95,60 @@ static void *touch_and_sleep(void *arg)
 {
 	touch(thread_pages);
 	pthread_barrier_wait(&threads_touched);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+#define POOL_MAX 16
+
+struct pool_thread {
+	int i;
+	long pages, ms;
+	pid_t tid;
+	struct rusage ru;
+	double cpu_ns;
+	unsigned long long delay, runs;
+};
+
+static struct pool_thread pool[POOL_MAX];
+static pthread_barrier_t pool_done;
+
+static void thread_schedstat(unsigned long long *delay, unsigned long long *runs)
+{
+	unsigned long long oncpu = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	*delay = *runs = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &oncpu, delay, runs) != 3)
+		*delay = *runs = 0;
+	fclose(f);
+}
+
+static void *pool_work(void *arg)
+{
+	struct pool_thread *t = arg;
+	char name[16];
+	struct timespec ts;
+	double end;
+	volatile unsigned long x = 0;
+
+	snprintf(name, sizeof(name), "pool-%d", t->i);
+	pthread_setname_np(pthread_self(), name);
+	t->tid = gettid();
+	touch(t->pages);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	end = ts.tv_sec + ts.tv_nsec / 1e9 + t->ms / 1e3;
+	while (now(CLOCK_THREAD_CPUTIME_ID) < end)
+		x++;
+	getrusage(RUSAGE_THREAD, &t->ru);
+	thread_schedstat(&t->delay, &t->runs);
+	t->cpu_ns = now(CLOCK_THREAD_CPUTIME_ID) * 1e9;
+	if (t->i == 0)
+		return NULL;
+	pthread_barrier_wait(&pool_done);
 	for (;;)
 		pause();
 	return NULL;
@@ -210,7 +272,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate|threads ARGS\n");
+			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate|threads|pool ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "touch")) {
@@ -375,6 +437,39 @@ int main(int argc, char **argv)
 				return 1;
 		pthread_barrier_wait(&threads_touched);
 		report("threads");
+		nanosleep(&hold, NULL);
+	} else if (!strcmp(argv[1], "pool") && argc > 4) {
+		struct timespec hold = { .tv_sec = atol(argv[4]) };
+		char *pages = argv[2], *ms = argv[3];
+		pthread_t t[POOL_MAX];
+		int n = 0, i;
+
+		while (n < POOL_MAX && *pages && *ms) {
+			pool[n].i = n;
+			pool[n].pages = strtol(pages, &pages, 10);
+			pool[n].ms = strtol(ms, &ms, 10);
+			n++;
+			if (*pages == ',')
+				pages++;
+			if (*ms == ',')
+				ms++;
+		}
+		pthread_barrier_init(&pool_done, NULL, n);
+		for (i = 0; i < n; i++)
+			if (pthread_create(&t[i], NULL, pool_work, &pool[i]))
+				return 1;
+		pthread_join(t[0], NULL);
+		pthread_barrier_wait(&pool_done);
+		printf("{\"pid\":%d,\"what\":\"pool\",\"threads\":[", getpid());
+		for (i = 0; i < n; i++)
+			printf("%s{\"tid\":%d,\"comm\":\"pool-%d\",\"pages\":%ld,\"ms\":%ld,"
+			       "\"minflt\":%ld,\"majflt\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld,"
+			       "\"cpu_ns\":%.0f,\"run_delay_ns\":%llu,\"runs\":%llu}",
+			       i ? "," : "", pool[i].tid, i, pool[i].pages, pool[i].ms,
+			       pool[i].ru.ru_minflt, pool[i].ru.ru_majflt, pool[i].ru.ru_nvcsw,
+			       pool[i].ru.ru_nivcsw, pool[i].cpu_ns, pool[i].delay, pool[i].runs);
+		printf("]}\n");
+		fflush(stdout);
 		nanosleep(&hold, NULL);
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Per-thread counting (--threads, -b thread) against ground truth each thread
+of a workload measures for itself (getrusage(RUSAGE_THREAD), its CPU clock,
+/proc/thread-self/schedstat), and the exact roll-up of threads into their
+process."""
+import csv
+import io
+import json
+import subprocess
+
+import pytest
+
+from conftest import PMBPF, WORK, needs_root
+
+pytestmark = needs_root
+
+SW = "page-faults,task-clock,context-switches"
+PAGES = [2000, 5000, 9000, 14000]
+MS = [150, 300, 450, 600]
+COUNTS = ("oncpu_ns", "offcpu_ns", "voluntary_switches", "involuntary_switches",
+          "migrations")
+
+
+def figures(rec):
+    """The plain counts of a process or thread record, and its events' raw counts."""
+    out = {k: rec[k] for k in COUNTS}
+    out["runq_waits"] = rec["runq"]["count"]
+    out["runq_total_ns"] = rec["runq"]["total_ns"]
+    for name, ev in rec["events"].items():
+        if ev is not None:
+            out[name] = (ev["raw"], ev["enabled_ns"], ev["running_ns"])
+    return out
+
+
+def run_pool(recorder, *args):
+    rec = recorder("--threads", "-e", SW, "-i", "0.25", *args)
+    rec.wait_intervals(1)
+    proc = subprocess.Popen([WORK, "pool", ",".join(map(str, PAGES)), ",".join(map(str, MS)),
+                             "1"], stdout=subprocess.PIPE, text=True)
+    truth = json.loads(proc.stdout.readline())
+    proc.wait()
+    rec.wait_intervals(2)
+    rec.stop()
+    return rec, truth
+
+
+def test_threads_credited_their_own_work(recorder):
+    """4 threads of one process touch 2,000..14,000 pages and burn 150..600 ms
+    each: each thread's rows carry its own faults, CPU time and switches
+    (within the process tests' tolerances), under its own name."""
+    rec, truth = run_pool(recorder)
+    threads = [r for r in rec.of_type("thread") if r["pid"] == truth["pid"]]
+    assert threads, (truth, rec.stderr)
+    for t in truth["threads"]:
+        rows = [r for r in threads if r["tid"] == t["tid"]]
+        assert rows, ("thread not reported", t)
+        # named itself right after it started: every row after the first carries it
+        assert rows[-1]["comm"] == t["comm"], rows[-1]
+        faults = sum(r["events"]["page-faults"]["raw"] for r in rows)
+        kernel = t["minflt"] + t["majflt"]
+        assert t["pages"] <= faults <= kernel * 1.02 + 200, (faults, t)
+        oncpu = sum(r["oncpu_ns"] for r in rows)
+        clock = sum(r["events"]["task-clock"]["raw"] for r in rows)
+        # the thread's clock was read before its last steps (barrier, exit)
+        for got in (oncpu, clock):
+            assert t["cpu_ns"] <= got <= t["cpu_ns"] * 1.01 + 5e6, (got, t)
+        switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
+        own = t["nvcsw"] + t["nivcsw"]
+        assert own <= switches <= own + 5, (switches, t)
+        waits = sum(r["runq"]["count"] for r in rows)
+        # schedstat counts runs (every switch-in), pmbpf waits (a switch-in after a
+        # wakeup or a preemption): at most the runs, and the thread's first run
+        # after its creation is a wait for both
+        assert waits <= t["runs"] + 5, (waits, t)
+
+
+def test_thread_exiting_early_is_reported_once(recorder):
+    """Thread 0 exits while its process lives on for another second: it is
+    reported exited exactly once, with its final counts, and never again; its
+    process is not marked exited until the process ends."""
+    rec, truth = run_pool(recorder)
+    pid, first = truth["pid"], truth["threads"][0]
+    rows = [r for r in rec.of_type("thread") if r["tid"] == first["tid"]]
+    assert [r["exited"] for r in rows] == [False] * (len(rows) - 1) + [True], rows
+    end = rows[-1]["time"]
+    procs = rec.rows(pid)
+    assert [r["exited"] for r in procs if r["time"] <= end] == \
+        [False] * len([r for r in procs if r["time"] <= end]), procs
+    assert procs[-1]["exited"] is True
+    # the others end with the process: one exited row each, at the process's end
+    for t in truth["threads"][1:]:
+        rows = [r for r in rec.of_type("thread") if r["tid"] == t["tid"]]
+        assert [r["exited"] for r in rows].count(True) == 1, rows
+        assert rows[-1]["exited"] and rows[-1]["time"] == procs[-1]["time"], rows
+
+
+def test_threads_sum_to_their_process_every_interval(recorder):
+    """Every interval, for every process on the host, the thread records of
+    the process add up exactly to its process record (every count, every
+    event's raw, enabled and running), and a process record says how many
+    threads ran."""
+    rec, truth = run_pool(recorder)
+    by_time = {}
+    for r in rec.records:
+        if r["type"] in ("process", "thread") and r["pid"] is not None:
+            by_time.setdefault((r["time"], r["pid"], r["cgroup_id"]), []).append(r)
+    checked = pool_checked = 0
+    for key, recs in by_time.items():
+        procs = [r for r in recs if r["type"] == "process"]
+        threads = [r for r in recs if r["type"] == "thread"]
+        assert len(procs) == 1, (key, recs)
+        proc = procs[0]
+        if proc["pid"] == 0:  # the idle task: no thread
+            assert not threads
+            continue
+        assert proc["threads"] == len(threads), (proc, threads)
+        total = {}
+        for t in threads:
+            for k, v in figures(t).items():
+                total[k] = tuple(map(sum, zip(total[k], v))) if isinstance(v, tuple) and k in total \
+                    else (v if k not in total else total[k] + v)
+        assert total == figures(proc), (key, total, figures(proc))
+        checked += 1
+        pool_checked += proc["pid"] == truth["pid"]
+    assert pool_checked >= 3 and checked > pool_checked, (checked, pool_checked)
+
+
+def test_by_thread_table_and_csv():
+    """-b thread: a PID and a TID column in the table, a tid column in CSV;
+    --by rejects what it does not know."""
+    out = subprocess.run([PMBPF, "record", "-b", "thread", "-e", SW, "-i", "0.2", "-c", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    head = next(l for l in out.stdout.splitlines() if l.strip().startswith("PID"))
+    assert head.split()[:3] == ["PID", "TID", "COMM"], head
+    assert " threads " in out.stdout
+    out = subprocess.run([PMBPF, "record", "-b", "thread", "-o", "csv", "-e", SW, "-i", "0.2",
+                          "-c", "1"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert rows and all(int(r["tid"]) > 0 for r in rows), rows[:3]
+    out = subprocess.run([PMBPF, "record", "-b", "threads", "-c", "1"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "invalid --by 'threads'" in out.stderr
+
+
+def test_without_threads_no_thread_records(recorder):
+    """Without --threads: no thread record, no thread count in the records."""
+    rec = recorder("-e", SW, "-i", "0.2")
+    rec.wait_intervals(2)
+    rec.stop()
+    assert not rec.of_type("thread")
+    assert all("threads" not in r for r in rec.of_type("process") + rec.of_type("system"))
