@@ -382,6 +382,59 @@ def test_figures_sort_filter_resize_quit(pane, workbin):
             p.wait()
 
 
+def thread_cpu(pid):
+    """CPU seconds of each thread of a process so far, by tid (/proc/PID/task/TID/schedstat)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[tid] = int(f.read().split()[0]) / 1e9
+        except OSError:
+            pass
+    return out
+
+
+@needs_tmux
+def test_thread_view(pane, workbin):
+    """H shows threads (a TID column, each thread under its own name, its CPU%
+    against the kernel's figure for the thread), and H again the processes."""
+    # two busy threads at nice 0: the host keeps a CPU's worth for top and the test
+    pool = spawn(workbin, "pool", "1,1", "20000,20000", 1)
+    try:
+        t = pane(f"-e {EVENTS} -d 2")
+        t.keys("H")
+        t.keys("/")
+        t.literal("pool-")
+        t.keys("Enter")
+
+        def threads(s):
+            head, rows = table(s)
+            mine = [r for r in rows if r["PID"] == str(pool.pid)]
+            return head and "TID" in head and len(mine) == 2 and mine
+
+        s = t.wait(lambda s: status(s).startswith("[threads]") and threads(s) and s,
+                   timeout=30, what="the pool's threads")
+        assert " threads, " in "\n".join(s[:6]), show(s)
+        tids = sorted(thread_cpu(pool.pid))
+        s, rates = next_interval(t, lambda: [thread_cpu(pool.pid).get(x, 0) for x in tids])
+        rows = threads(s)
+        assert rows, show(s)
+        assert {r["COMMAND"] for r in rows} == {"pool-0", "pool-1"}, show(s)
+        by_tid = dict(zip(tids, rates))
+        for r in rows:
+            # as the process view's test: within 2 points of the kernel's figure
+            assert abs(float(r["CPU%"]) - by_tid[r["TID"]] * 100) <= 2, (by_tid, show(s))
+        t.keys("H")
+        t.keys("Escape")
+        t.wait(lambda s: status(s).startswith("[processes]") and "TID" not in table(s)[0] and
+               row_of(s, pool.pid), timeout=30, what="back to processes")
+        t.keys("q")
+        t.wait(lambda s: "EXIT=0" in s, what="exit")
+    finally:
+        pool.kill()
+        pool.wait()
+
+
 @needs_tmux
 def test_cgroup_view_sum_and_descend(pane, workbin):
     mnt = cgroup2_mount()

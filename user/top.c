@@ -44,6 +44,7 @@ static const struct cmdopt options[] = {
 	{ OPTION_HOT },
 	{ OPTION_DELAYS },
 	{ OPTION_NO_DELAYS },
+	{ OPTION_THREADS },
 	{ OPTION_CPI_WINDOW },
 	{ OPTION_CPI_K },
 	{ 'v', "verbose", NULL, "libbpf debug output (shown after the view closes)" },
@@ -100,10 +101,12 @@ struct top {
 	size_t sel, first; /* selected row, first row on screen */
 	bool follow; /* the user moved the selection: keep it on its row */
 	__u32 sel_pid;
+	__u32 sel_tid; /* the thread view's selected thread */
 	__u64 sel_id; /* cgroup id (of the process row, or of the cgroup) */
 	int page; /* rows on screen */
 	int menu_sel;
 	bool descended; /* the scope was entered from the cgroup view */
+	int fatal; /* a key's action failed: the view closes with it */
 
 	/* pmbpf's own cost */
 	__u64 prev_self_ns, prev_prog_ns, prev_prog_runs;
@@ -253,6 +256,7 @@ static void selection_remember(struct top *t)
 		return;
 	it = &t->v.items[t->sel];
 	t->sel_pid = it->proc ? it->proc->pid : 0;
+	t->sel_tid = it->proc ? it->proc->tid : 0;
 	t->sel_id = it->proc ? it->proc->cgroup_id : it->cg->id;
 }
 
@@ -272,6 +276,8 @@ static void selection_restore(struct top *t)
 			const struct top_item *it = &t->v.items[i];
 
 			if (it->proc ? it->proc->pid == t->sel_pid &&
+					       (!it->proc->tid || !t->sel_tid ||
+						it->proc->tid == t->sel_tid) &&
 					       it->proc->cgroup_id == t->sel_id :
 				       it->cg->id == t->sel_id) {
 				if (t->first + i >= t->sel)
@@ -500,10 +506,14 @@ static int draw_header(struct top *t)
 	}
 
 	if (snap) {
-		off = snprintf(line, sizeof(line),
-			       "%zu processes, %zu cgroup%s  |  pmbpf %.1f%% CPU, poll %.1fms",
-			       snap->nr_rows, snap->nr_cgroups, snap->nr_cgroups == 1 ? "" : "s",
-			       isfinite(t->self_pct) ? t->self_pct : 0, snap->poll_ns / 1e6);
+		off = snprintf(line, sizeof(line), "%zu processes, ", snap->nr_rows);
+		if (snap->threads_on)
+			off += snprintf(line + off, sizeof(line) - off, "%zu threads, ",
+					snap->nr_threads);
+		off += snprintf(line + off, sizeof(line) - off,
+				"%zu cgroup%s  |  pmbpf %.1f%% CPU, poll %.1fms", snap->nr_cgroups,
+				snap->nr_cgroups == 1 ? "" : "s",
+				isfinite(t->self_pct) ? t->self_pct : 0, snap->poll_ns / 1e6);
 		if (isfinite(t->prog_pct))
 			snprintf(line + off, sizeof(line) - off, ", BPF %.2f%% CPU", t->prog_pct);
 		else
@@ -518,10 +528,13 @@ static int draw_header(struct top *t)
 		const struct top_col *sc =
 			t->v.nr_cols ? &t->v.cols[top_view__sort_col(&t->v)] : NULL;
 		const struct top_sort *s = &t->v.sort[t->v.by_cgroup];
-		bool natural_low = sc && (sc->text || sc->kind == TOP_PID);
+		bool natural_low = sc && (sc->text || sc->kind == TOP_PID || sc->kind == TOP_TID);
 
 		off = snprintf(line, sizeof(line), "[%s]  Sort: %s %s  Filter: %s  Container: %s",
-			       t->v.by_cgroup ? "cgroups" : "processes", sc ? sc->title : "CPU%",
+			       t->v.by_cgroup ? "cgroups" :
+			       t->v.threads   ? "threads" :
+						"processes",
+			       sc ? sc->title : "CPU%",
 			       natural_low != s->reverse ? "(low first)" : "(high first)",
 			       t->v.comm_filter[0] ? t->v.comm_filter : "-",
 			       t->v.cg_filter[0] ? t->v.cg_filter : "-");
@@ -727,6 +740,7 @@ static const char *const help_lines[] = {
 	"  /  or F4                       filter processes by command (substring)",
 	"  \\  or C                        filter by cgroup path or container id",
 	"  c  or Tab                      processes <-> cgroups (rolled-up totals)",
+	"  H                              processes <-> threads (counts each thread)",
 	"  Enter                          on a cgroup: show its processes",
 	"  Esc or Backspace               leave the cgroup, else clear the filters",
 	"  i                              show the idle task (pid 0)",
@@ -851,6 +865,35 @@ static void sort_step(struct top *t, int dir)
 	}
 	top_view__set_sort(&t->v, i);
 	rebuild(t, true);
+}
+
+/*
+ * H: threads are counted only by a session that counts them (a switch then
+ * costs more): the session is reopened with or without --threads, and the
+ * view waits for its first interval.
+ */
+static int toggle_threads(struct top *t)
+{
+	__u64 now = now_ns(CLOCK_MONOTONIC);
+
+	selection_remember(t);
+	session__close(t->s);
+	t->s = NULL;
+	t->so.threads = !t->so.threads;
+	if (session__open(&t->s, &t->so)) {
+		t->so.threads = !t->so.threads;
+		if (session__open(&t->s, &t->so))
+			return -EIO;
+	}
+	t->events = session__events(t->s, &t->nr_events);
+	t->v.threads = t->so.threads;
+	t->v.by_cgroup = false;
+	t->v.nr_items = 0;
+	t->have_snap = false;
+	t->follow = true;
+	/* a first interval of at most a second, so the view comes back soon */
+	t->deadline = now + (t->interval_ns < 1000000000ULL ? t->interval_ns : 1000000000ULL);
+	return 0;
 }
 
 static void toggle_view(struct top *t)
@@ -1018,6 +1061,12 @@ static bool key_normal(struct top *t, int ch)
 	case 'C':
 		t->mode = MODE_FILTER_CGROUP;
 		break;
+	case 'H':
+		if (toggle_threads(t)) {
+			t->fatal = -EIO;
+			return false;
+		}
+		break;
 	case 'c':
 	case '\t':
 		toggle_view(t);
@@ -1129,7 +1178,7 @@ static int run(struct top *t)
 			continue;
 		do {
 			if (!key(t, ch))
-				return 0;
+				return t->fatal;
 			/* take what else is queued (a held key) before one redraw */
 			timeout(0);
 			ch = getch();
@@ -1179,6 +1228,7 @@ int cmd_top(int argc, char **argv)
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
+	t->v.threads = t->so.threads;
 	if (session__open(&t->s, &t->so))
 		goto cleanup;
 	t->events = session__events(t->s, &t->nr_events);

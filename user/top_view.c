@@ -146,6 +146,8 @@ void top_view__columns(struct top_view *v, const struct snapshot *snap)
 		col_add(v, TOP_CGROUP, "CGROUP", 16, 100)->flex = true;
 	} else {
 		col_add(v, TOP_PID, "PID", 7, 100);
+		if (v->threads && snap->threads_on)
+			col_add(v, TOP_TID, "TID", 7, 99);
 		col_add(v, TOP_USER, "USER", 8, 55);
 		figure_columns(v, snap);
 		cpi_column(v);
@@ -322,8 +324,12 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 			item_figures(it, snap);
 		}
 	} else {
-		for (i = 0; i < snap->nr_rows; i++) {
-			const struct proc_row *row = &snap->rows[i];
+		bool threads = v->threads && snap->threads_on;
+		const struct proc_row *rows = threads ? snap->threads : snap->rows;
+		size_t nr = threads ? snap->nr_threads : snap->nr_rows;
+
+		for (i = 0; i < nr; i++) {
+			const struct proc_row *row = &rows[i];
 			const struct cgroup_row *cg;
 			struct top_item *it;
 
@@ -356,6 +362,9 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 		switch (s->kind) {
 		case TOP_PID:
 			it->key = it->proc->overflow ? 4294967296.0 : it->proc->pid;
+			break;
+		case TOP_TID:
+			it->key = it->proc->tid;
 			break;
 		case TOP_PROCS:
 			it->key = it->cg->nr_procs_total;
@@ -394,6 +403,8 @@ static int cmp_tie(const struct top_item *x, const struct top_item *y)
 	if (x->proc) {
 		if (x->proc->pid != y->proc->pid)
 			return x->proc->pid < y->proc->pid ? -1 : 1;
+		if (x->proc->tid != y->proc->tid)
+			return x->proc->tid < y->proc->tid ? -1 : 1;
 		return x->proc->cgroup_id < y->proc->cgroup_id ?
 			       -1 :
 			       x->proc->cgroup_id > y->proc->cgroup_id;
@@ -408,7 +419,7 @@ static int cmp_items(const void *a, const void *b, void *arg)
 	const struct top_item *x = a, *y = b;
 	bool text = s->kind == TOP_USER || s->kind == TOP_COMMAND || s->kind == TOP_CONTAINER ||
 		    s->kind == TOP_CGROUP || s->kind == TOP_HOT;
-	bool descending = !text && s->kind != TOP_PID;
+	bool descending = !text && s->kind != TOP_PID && s->kind != TOP_TID;
 	int r;
 
 	if (text) {
@@ -501,6 +512,9 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 			snprintf(buf, len, "-");
 		else
 			snprintf(buf, len, "%u", p->pid);
+		break;
+	case TOP_TID:
+		snprintf(buf, len, "%u", p->tid);
 		break;
 	case TOP_USER:
 		snprintf(buf, len, "%s", it->user ? it->user : "-");

@@ -14,6 +14,7 @@
 
 enum top_col_kind {
 	TOP_PID,
+	TOP_TID, /* the thread view: the thread's id */
 	TOP_USER,
 	TOP_PROCS,
 	TOP_FIGURE, /* a figure of the catalog (OUT_TOP): fd's instance inst */
@@ -40,9 +41,9 @@ struct top_col {
 	bool flex; /* takes what width is left */
 };
 
-/* One shown row: a process, or a cgroup with its rolled-up figures. */
+/* One shown row: a process (or thread), or a cgroup with its rolled-up figures. */
 struct top_item {
-	const struct proc_row *proc; /* NULL in the cgroup view */
+	const struct proc_row *proc; /* NULL in the cgroup view; a thread's in the thread view */
 	const struct cgroup_row *cg; /* the cgroup row; NULL if unknown */
 	const struct figures *f;
 	const char *user;
@@ -60,6 +61,7 @@ struct top_sort {
 
 struct top_view {
 	bool by_cgroup;
+	bool threads; /* H: the process view lists threads (snapshot.threads) */
 	bool show_idle;
 	char comm_filter[64]; /* case-insensitive substring of the command */
 	char cg_filter[128]; /* ... of the cgroup path or container id */

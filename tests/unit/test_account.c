@@ -918,6 +918,162 @@ static void test_conservation(void)
 	teardown();
 }
 
+/* --threads: a process's name when its leader has no row. */
+static bool fake_comm(void *ctx, __u32 pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "proc%u", pid);
+	return true;
+}
+
+/* One thread entry as the kernel holds it: on-CPU ns split over the CPUs, a name. */
+static void t_entry(__u32 tgid, __u32 tid, __u64 cgid, __u64 ns, const char *comm,
+		    __u32 flags)
+{
+	struct pmbpf_counts c[NCPU];
+	struct pmbpf_key key = { .tgid = tgid, .tid = tid, .cgroup_id = cgid };
+
+	memset(c, 0, sizeof(c));
+	c[0].start_ns = 1000 + tgid;
+	c[0].comm_ns = 1;
+	snprintf(c[0].comm, sizeof(c[0].comm), "%s", comm);
+	c[0].n[PMBPF_N_ONCPU_NS] = ns - ns / 3;
+	c[1].n[PMBPF_N_ONCPU_NS] = ns / 3;
+	c[0].n[PMBPF_N_NVCSW] = ns / 10;
+	c[0].ev[0].value = 2 * ns;
+	c[0].flags = flags;
+	CHECK_EQ_INT(account__entry(acct, &key, c), 0);
+}
+
+/* A thread's exit record: its cumulative total. */
+static void t_exit(__u32 tgid, __u32 tid, __u64 cgid, __u64 ns, const char *comm, __u32 flags)
+{
+	struct pmbpf_exit x;
+
+	memset(&x, 0, sizeof(x));
+	x.key = (struct pmbpf_key){ .tgid = tgid, .tid = tid, .cgroup_id = cgid };
+	x.total.start_ns = 1000 + tgid;
+	snprintf(x.total.comm, sizeof(x.total.comm), "%s", comm);
+	x.total.n[PMBPF_N_ONCPU_NS] = ns;
+	x.total.n[PMBPF_N_NVCSW] = ns / 10;
+	x.total.ev[0].value = 2 * ns;
+	x.total.flags = flags;
+	CHECK_EQ_INT(account__exit(acct, &x, sizeof(x)), 0);
+}
+
+static void t_read(void)
+{
+	account__begin(acct, &snap, ++gen);
+	snapshot__reset(&snap);
+}
+
+static int t_settle(void)
+{
+	size_t nr;
+	int err = account__settle(acct) ?: account__finish(acct);
+
+	account__deletions(acct, &nr);
+	nr_dels = (int)nr;
+	account__deletions_clear(acct);
+	return err;
+}
+
+static const struct proc_row *t_row(const struct proc_row *rows, size_t n, __u32 pid, __u32 tid,
+				    __u64 cgid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].pid == pid && rows[i].tid == tid && rows[i].cgroup_id == cgid)
+			return &rows[i];
+	return NULL;
+}
+
+/*
+ * --threads: entries are threads; a process's row (per cgroup) is the sum
+ * of its threads', named after its leader (else by the callback); a thread
+ * that exits is reported once, and the exit of one thread drops no other
+ * thread's entry (not even one in another cgroup); the process is exited
+ * only with a record that ended it (PMBPF_F_PROC_EXIT).
+ */
+static void test_threads_rollup(void)
+{
+	struct account_opts o = {
+		.nr_cpus = NCPU,
+		.stride = sizeof(struct pmbpf_counts),
+		.nr_events = 3,
+		.cgroup_path = fake_path,
+		.cgroup_parent = fake_parent,
+		.process_comm = fake_comm,
+		.threads = true,
+	};
+	const struct proc_row *r;
+	const struct cgroup_row *cg;
+	size_t i;
+
+	setup();
+	account__free(acct);
+	memcpy(o.slot, SLOT, sizeof(SLOT));
+	acct = account__new(&o);
+
+	/* read 1: threads 100 and 101 in /a, 102 in /a/x; the idle task */
+	t_read();
+	t_entry(100, 100, 10, 30, "main", 0);
+	t_entry(100, 101, 10, 70, "w1", 0);
+	t_entry(100, 102, 11, 9, "w2", 0);
+	t_entry(0, 0, 1, 500, "swapper", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	CHECK(snap.threads_on);
+	CHECK_EQ_U64(snap.nr_threads, 3);
+	CHECK_EQ_U64(snap.nr_rows, 3); /* (100, /a), (100, /a/x), idle */
+	r = t_row(snap.rows, snap.nr_rows, 100, 0, 10);
+	CHECK(r && r->f.n[PMBPF_N_ONCPU_NS] == 100 && r->nr_threads == 2);
+	CHECK(r && r->f.n[PMBPF_N_NVCSW] == 3 + 7 && r->f.ev[2].value == 200);
+	CHECK(r && !strcmp(r->comm, "main") && !r->exited);
+	r = t_row(snap.rows, snap.nr_rows, 100, 0, 11);
+	CHECK(r && r->f.n[PMBPF_N_ONCPU_NS] == 9 && r->nr_threads == 1);
+	CHECK(r && !strcmp(r->comm, "proc100")); /* its leader ran in /a only */
+	r = t_row(snap.rows, snap.nr_rows, 0, 0, 1);
+	CHECK(r && r->nr_threads == 0 && r->f.n[PMBPF_N_ONCPU_NS] == 500);
+	CHECK(!t_row(snap.threads, snap.nr_threads, 0, 0, 1)); /* idle: no thread */
+	r = t_row(snap.threads, snap.nr_threads, 100, 101, 10);
+	CHECK(r && !strcmp(r->comm, "w1") && r->f.n[PMBPF_N_ONCPU_NS] == 70);
+	CHECK(r && r->cgroup && !strcmp(r->cgroup, "/a"));
+	r = t_row(snap.threads, snap.nr_threads, 100, 102, 11);
+	CHECK(r && r->cgroup && !strcmp(r->cgroup, "/a/x"));
+	for (i = 0, cg = NULL; i < snap.nr_cgroups; i++)
+		if (snap.cgroups[i].id == 10)
+			cg = &snap.cgroups[i];
+	CHECK(cg && cg->self.n[PMBPF_N_ONCPU_NS] == 100 && cg->total.n[PMBPF_N_ONCPU_NS] == 109);
+
+	/* read 2: 101 exits (+20 since), 100 runs +50, 102 idle */
+	t_read();
+	t_entry(100, 100, 10, 80, "main", 0);
+	t_entry(100, 102, 11, 9, "w2", 0);
+	t_exit(100, 101, 10, 90, "w1", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	CHECK_EQ_U64(snap.nr_threads, 2);
+	r = t_row(snap.threads, snap.nr_threads, 100, 101, 10);
+	CHECK(r && r->exited && !r->proc_end && r->f.n[PMBPF_N_ONCPU_NS] == 20);
+	r = t_row(snap.rows, snap.nr_rows, 100, 0, 10);
+	CHECK(r && r->f.n[PMBPF_N_ONCPU_NS] == 70 && r->nr_threads == 2 && !r->exited);
+	CHECK(!t_row(snap.rows, snap.nr_rows, 100, 0, 11)); /* nothing new in /a/x */
+	CHECK_EQ_INT(nr_dels, 0); /* 102's entry in /a/x stays */
+
+	/* read 3: 102 runs +4; 100 exits, the last: the process ends */
+	t_read();
+	t_entry(100, 102, 11, 13, "w2", 0);
+	t_exit(100, 100, 10, 85, "main", PMBPF_F_PROC_EXIT);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 100, 102, 11);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 4);
+	r = t_row(snap.rows, snap.nr_rows, 100, 0, 10);
+	CHECK(r && r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 5 && r->nr_threads == 1);
+	CHECK(r && !strcmp(r->comm, "main"));
+	/* 102's entry is its own (its exit record ends it), not a moved one of 100's */
+	CHECK_EQ_INT(nr_dels, 0);
+	teardown();
+}
+
 int main(void)
 {
 	test_interval_diff();
@@ -933,5 +1089,6 @@ int main(void)
 	test_paths_outlive_rescan();
 	test_snapshot_strings();
 	test_conservation();
+	test_threads_rollup();
 	return check_summary();
 }
