@@ -39,6 +39,7 @@ PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
 PMBPF_NODELAYS = "pmbpf no counter --no-delays"
 PMBPF_NOFOLD = "pmbpf no counter, map path (PMBPF_THREAD_FOLD=off)"
+PMBPF_THREADS = "pmbpf no counter --threads"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
 NCPU = os.cpu_count() or 1
@@ -423,6 +424,11 @@ class Bench:
         v.append((PMBPF_NOFOLD, lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NOFOLD, fold="off")))
         v.append((PMBPF_NODELAYS,
                   lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NODELAYS, ["--no-delays"], fold="on")))
+        # per-thread counting: a map entry per thread, no task-storage fold
+        v.append((PMBPF_THREADS,
+                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_THREADS, ["--threads"])))
+        v.append(("pmbpf 4 sw counters --threads",
+                  lambda: self.mon_pmbpf(SW4, "pmbpf 4 sw --threads", ["--threads"])))
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n, fold="on")))

@@ -241,6 +241,7 @@ else
 	check_pmbpf_events
 	check_pmbpf_page_faults pmbpf-page-faults
 	check_pmbpf_page_faults pmbpf-page-faults-raw-tp --raw-tp
+	check_pmbpf_page_faults pmbpf-page-faults-threads --threads
 	check_pmbpf_cgroup_filter
 	[ "$(cmdline_arg hotplug)" != 1 ] || check_pmbpf_hotplug
 fi

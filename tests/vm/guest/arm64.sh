@@ -95,23 +95,26 @@ check_pmbpf_events() {
 	fi
 }
 
+# check_pmbpf_loop NAME [pmbpf options]: --threads too (an entry per thread)
 check_pmbpf_loop() {
-	workload_start pmbpf-loop.wl loop $LOOP_ITERS || { fail pmbpf-loop "loop did not start"; return; }
-	if ! pmbpf_start pmbpf-loop.out -p "$WL_PID" -e instructions,cycles; then
-		fail pmbpf-loop "pmbpf record printed no event line"
-		show pmbpf-loop.out pmbpf-loop.out.err
+	name=$1
+	shift
+	workload_start $name.wl loop $LOOP_ITERS || { fail $name "loop did not start"; return; }
+	if ! pmbpf_start $name.out -p "$WL_PID" -e instructions,cycles "$@"; then
+		fail $name "pmbpf record printed no event line"
+		show $name.out $name.out.err
 		kill "$WL_PID"
 		return
 	fi
 	workload_go
 	pmbpf_stop
 	rc=$?
-	n=$(proc_sum pmbpf-loop.out "$WL_PID" instructions)
+	n=$(proc_sum $name.out "$WL_PID" instructions)
 	if [ $rc -eq 0 ] && [ -n "$n" ] && within_pct "$n" $LOOP_INSNS 1; then
-		pass pmbpf-loop "expected=$LOOP_INSNS credited=$n ratio=$(calc "$n / $LOOP_INSNS")"
+		pass $name "expected=$LOOP_INSNS credited=$n ratio=$(calc "$n / $LOOP_INSNS")"
 	else
-		fail pmbpf-loop "exit=$rc expected=$LOOP_INSNS credited=${n:-none} (tolerance 1%)"
-		show pmbpf-loop.wl pmbpf-loop.out pmbpf-loop.out.err
+		fail $name "exit=$rc expected=$LOOP_INSNS credited=${n:-none} (tolerance 1%)"
+		show $name.wl $name.out $name.out.err
 	fi
 }
 
@@ -330,7 +333,8 @@ else
 	check_pmbpf_topdown_unsupported
 	check_pmbpf_group_too_big
 	if [ -n "$ICOUNT" ]; then
-		check_pmbpf_loop
+		check_pmbpf_loop pmbpf-loop
+		check_pmbpf_loop pmbpf-loop-threads --threads
 		check_pmbpf_ipc
 		check_pmbpf_multiplex
 		check_pmbpf_compare
