@@ -7,15 +7,17 @@
  * a series keeps it until another ranks twice as high (INCUMBENT_BONUS), so
  * that processes with similar small figures do not take turns and churn
  * series (a new process at 100% of a CPU takes the place of one at a steady
- * 40% in about 30 s). A process's counters start when it gets its series. A process that leaves the top K, or exits,
- * keeps its series (its final value) for the grace period, but at most K
- * such lingering series are kept, so a scrape holds at most 2 x K process
- * series whatever the churn.
+ * 40% in about 30 s). A process's counters start when it gets its series.
+ * A process that leaves the top K, or exits, keeps its series (its final
+ * value) for the grace period, but at most K such lingering series are
+ * kept, so a scrape holds at most 2 x K process series whatever the churn.
+ * With --threads (prom_opts.threads) threads are ranked apart by the same
+ * rules, a top K of their own: at most 2 x K thread series more.
  *
  * What is exported is the figure catalog's (catalog.h): every figure with
- * OUT_PROM is a family below pmbpf_cgroup_ and pmbpf_process_ (HELP its
- * help, TYPE its kind, ns in seconds), and every self statistic with
- * OUT_PROM is one series.
+ * OUT_PROM is a family below pmbpf_cgroup_, pmbpf_process_ and (--threads)
+ * pmbpf_thread_ (HELP its help, TYPE its kind, ns in seconds), and every
+ * self statistic with OUT_PROM is one series.
  */
 #include <errno.h>
 #include <math.h>
@@ -171,10 +173,14 @@ struct htab {
 	size_t nr;
 };
 
-/* A process in one cgroup, identified by its start time across PID reuse. */
+/*
+ * A process in one cgroup, identified by its start time across PID reuse;
+ * or (tid set) one thread of it.
+ */
 struct proc {
 	struct hnode node; /* first: a node is a proc */
 	__u32 pid;
+	__u32 tid; /* a thread's; 0 for a process */
 	__u64 cgroup_id;
 	__u64 start_ns;
 	char comm[PMBPF_COMM_LEN];
@@ -209,6 +215,17 @@ struct dpair {
 	__u64 removed_since; /* 0 while both cgroups exist */
 };
 
+/* The processes, or the threads, ranked for series: a top K of their own. */
+struct ranking {
+	struct htab procs;
+	struct proc **rank;
+	__u64 gen;
+	size_t cap_rank;
+	size_t nr_exported;
+	unsigned int top_k;
+	__u64 grace_ns;
+};
+
 struct prom_state {
 	struct prom_opts o;
 	struct htab dpairs;
@@ -216,14 +233,11 @@ struct prom_state {
 	/* the catalog's Prometheus counter of each per-event source, or NULL */
 	const struct figure *ev_fig[EV_SRCS];
 	__u64 updates;
-	struct htab procs;
+	struct ranking procs;
+	struct ranking threads; /* --threads */
 	struct htab cgroups;
 	struct acc idle;
 	double system_ev[PMBPF_MAX_EVENTS];
-	struct proc **rank;
-	__u64 gen;
-	size_t cap_rank;
-	size_t nr_exported;
 };
 
 static __u64 hash_bytes(__u64 h, const void *p, size_t n)
@@ -235,11 +249,13 @@ static __u64 hash_bytes(__u64 h, const void *p, size_t n)
 	return h;
 }
 
-static __u64 proc_hash(__u32 pid, __u64 cgroup_id, __u64 start_ns)
+static __u64 proc_hash(__u32 pid, __u32 tid, __u64 cgroup_id, __u64 start_ns)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
 
 	h = hash_bytes(h, &pid, sizeof(pid));
+	if (tid)
+		h = hash_bytes(h, &tid, sizeof(tid));
 	h = hash_bytes(h, &cgroup_id, sizeof(cgroup_id));
 	return hash_bytes(h, &start_ns, sizeof(start_ns));
 }
@@ -298,8 +314,8 @@ static void htab_del(struct htab *t, struct hnode *n)
 }
 
 /* Visit every node; fn may delete the node it is given. */
-static void htab_each(struct htab *t, void (*fn)(struct prom_state *, struct hnode *, __u64),
-		      struct prom_state *ps, __u64 now)
+static void htab_each(struct htab *t, void (*fn)(void *ctx, struct hnode *, __u64), void *ctx,
+		      __u64 now)
 {
 	size_t i;
 
@@ -308,7 +324,7 @@ static void htab_each(struct htab *t, void (*fn)(struct prom_state *, struct hno
 
 		for (; n; n = next) {
 			next = n->next;
-			fn(ps, n, now);
+			fn(ctx, n, now);
 		}
 	}
 }
@@ -322,6 +338,8 @@ struct prom_state *prom__new(const struct prom_opts *opts)
 	if (!ps)
 		return NULL;
 	ps->o = *opts;
+	ps->procs.top_k = ps->threads.top_k = opts->top_k;
+	ps->procs.grace_ns = ps->threads.grace_ns = opts->grace_ns;
 	figs = catalog__figures(&nr);
 	for (i = 0; i < nr; i++) {
 		int k = ev_slot(figs[i].src);
@@ -333,11 +351,11 @@ struct prom_state *prom__new(const struct prom_opts *opts)
 	return ps;
 }
 
-static void proc_free(struct prom_state *ps, struct proc *p)
+static void proc_free(struct ranking *r, struct proc *p)
 {
-	htab_del(&ps->procs, &p->node);
+	htab_del(&r->procs, &p->node);
 	if (p->exported)
-		ps->nr_exported--;
+		r->nr_exported--;
 	free(p->cgroup);
 	free(p->acc);
 	free(p);
@@ -351,35 +369,43 @@ static void cg_free(struct prom_state *ps, struct cg *c)
 	free(c);
 }
 
-static void free_proc_node(struct prom_state *ps, struct hnode *n, __u64 now)
+static void free_proc_node(void *r, struct hnode *n, __u64 now)
 {
-	proc_free(ps, (struct proc *)n);
+	proc_free(r, (struct proc *)n);
 }
 
-static void free_cg_node(struct prom_state *ps, struct hnode *n, __u64 now)
+static void free_cg_node(void *ps, struct hnode *n, __u64 now)
 {
 	cg_free(ps, (struct cg *)n);
 }
 
-static void free_dpair_node(struct prom_state *ps, struct hnode *n, __u64 now)
+static void free_dpair_node(void *ctx, struct hnode *n, __u64 now)
 {
+	struct prom_state *ps = ctx;
+
 	(void)now;
 	htab_del(&ps->dpairs, n);
 	free(((struct dpair *)n)->cgroup);
 	free(n);
 }
 
+static void ranking_free(struct ranking *r)
+{
+	htab_each(&r->procs, free_proc_node, r, 0);
+	free(r->procs.b);
+	free(r->rank);
+}
+
 void prom__free(struct prom_state *ps)
 {
 	if (!ps)
 		return;
-	htab_each(&ps->procs, free_proc_node, ps, 0);
+	ranking_free(&ps->procs);
+	ranking_free(&ps->threads);
 	htab_each(&ps->cgroups, free_cg_node, ps, 0);
 	htab_each(&ps->dpairs, free_dpair_node, ps, 0);
-	free(ps->procs.b);
 	free(ps->cgroups.b);
 	free(ps->dpairs.b);
-	free(ps->rank);
 	free(ps);
 }
 
@@ -422,26 +448,37 @@ static void acc_add(struct prom_state *ps, struct acc *a, const struct snapshot 
 	a->last_update = ps->updates;
 }
 
-static struct proc *proc_find(struct prom_state *ps, const struct proc_row *row, __u64 h)
+static __u64 row_hash(const struct proc_row *row)
+{
+	return proc_hash(row->pid, row->tid, row->cgroup_id, row->start_ns);
+}
+
+/*
+ * The process or thread of row. A thread that exited before this update
+ * is not the row's: its TID was reused in the same process (which a PID
+ * reused is not: a new process has a new start time).
+ */
+static struct proc *proc_find(struct ranking *r, const struct proc_row *row, __u64 h, __u64 now)
 {
 	struct hnode *n;
 	struct proc *p;
 
-	if (!ps->procs.nr_buckets)
+	if (!r->procs.nr_buckets)
 		return NULL;
-	for (n = ps->procs.b[h & (ps->procs.nr_buckets - 1)]; n; n = n->next) {
+	for (n = r->procs.b[h & (r->procs.nr_buckets - 1)]; n; n = n->next) {
 		p = (struct proc *)n;
-		if (n->hash == h && p->pid == row->pid && p->cgroup_id == row->cgroup_id &&
-		    p->start_ns == row->start_ns)
+		if (n->hash == h && p->pid == row->pid && p->tid == row->tid &&
+		    p->cgroup_id == row->cgroup_id && p->start_ns == row->start_ns &&
+		    !(p->tid && p->exited && p->last_seen != now))
 			return p;
 	}
 	return NULL;
 }
 
-static struct proc *proc_get(struct prom_state *ps, const struct proc_row *row)
+static struct proc *proc_get(struct ranking *r, const struct proc_row *row, __u64 now)
 {
-	__u64 h = proc_hash(row->pid, row->cgroup_id, row->start_ns);
-	struct proc *p = proc_find(ps, row, h);
+	__u64 h = row_hash(row);
+	struct proc *p = proc_find(r, row, h, now);
 
 	if (p)
 		return p;
@@ -450,6 +487,7 @@ static struct proc *proc_get(struct prom_state *ps, const struct proc_row *row)
 		return NULL;
 	p->node.hash = h;
 	p->pid = row->pid;
+	p->tid = row->tid;
 	p->cgroup_id = row->cgroup_id;
 	p->start_ns = row->start_ns;
 	if (row->cgroup) {
@@ -459,7 +497,7 @@ static struct proc *proc_get(struct prom_state *ps, const struct proc_row *row)
 			return NULL;
 		}
 	}
-	if (htab_add(&ps->procs, &p->node)) {
+	if (htab_add(&r->procs, &p->node)) {
 		free(p->cgroup);
 		free(p);
 		return NULL;
@@ -522,6 +560,8 @@ static int cmp_score(const void *a, const void *b)
 		return pa->rank < pb->rank ? 1 : -1;
 	if (pa->pid != pb->pid)
 		return pa->pid < pb->pid ? -1 : 1;
+	if (pa->tid != pb->tid)
+		return pa->tid < pb->tid ? -1 : 1;
 	return pa->start_ns < pb->start_ns ? -1 : pa->start_ns > pb->start_ns;
 }
 
@@ -534,120 +574,125 @@ static int cmp_linger(const void *a, const void *b)
 	return cmp_score(a, b);
 }
 
-static int rank_reserve(struct prom_state *ps, size_t n)
+static int rank_reserve(struct ranking *r, size_t n)
 {
-	struct proc **r;
+	struct proc **rank;
 
-	if (n <= ps->cap_rank)
+	if (n <= r->cap_rank)
 		return 0;
-	r = realloc(ps->rank, n * sizeof(*r));
-	if (!r)
+	rank = realloc(r->rank, n * sizeof(*rank));
+	if (!rank)
 		return -ENOMEM;
-	ps->rank = r;
-	ps->cap_rank = n;
+	r->rank = rank;
+	r->cap_rank = n;
 	return 0;
 }
 
-/* Same series labels as p: an older process with the same PID in the same cgroup. */
+/*
+ * Same series labels as p: an older process with the same PID in the same
+ * cgroup (a thread: with the same TID too).
+ */
 static bool same_series(const struct proc *a, const struct proc *b)
 {
-	if (a->pid != b->pid)
+	if (a->pid != b->pid || a->tid != b->tid)
 		return false;
 	if (!a->cgroup || !b->cgroup)
 		return a->cgroup == b->cgroup && a->cgroup_id == b->cgroup_id;
 	return !strcmp(a->cgroup, b->cgroup);
 }
 
-static void export(struct prom_state *ps, struct proc *p)
+static void export(struct ranking *r, struct proc *p)
 {
 	size_t i;
 
-	/* a PID reused in the same cgroup: the newer process takes the series */
-	for (i = 0; i < ps->procs.nr_buckets; i++) {
+	/* a PID (TID) reused in the same cgroup: the newer one takes the series */
+	for (i = 0; i < r->procs.nr_buckets; i++) {
 		struct hnode *m;
 
-		for (m = ps->procs.b[i]; m; m = m->next) {
+		for (m = r->procs.b[i]; m; m = m->next) {
 			struct proc *q = (struct proc *)m;
 
 			if (q != p && q->exported && same_series(p, q)) {
 				q->exported = false;
-				ps->nr_exported--;
+				r->nr_exported--;
 			}
 		}
 	}
 	p->exported = true;
-	ps->nr_exported++;
+	r->nr_exported++;
 }
 
-static int select_top(struct prom_state *ps, __u64 now)
+static int select_top(struct ranking *r, __u64 now)
 {
-	size_t i, n = 0, k = ps->o.top_k;
+	size_t i, n = 0, k = r->top_k;
 	struct hnode *node;
 
-	if (rank_reserve(ps, ps->procs.nr))
+	if (rank_reserve(r, r->procs.nr))
 		return -ENOMEM;
-	for (i = 0; i < ps->procs.nr_buckets; i++) {
-		for (node = ps->procs.b[i]; node; node = node->next) {
+	for (i = 0; i < r->procs.nr_buckets; i++) {
+		for (node = r->procs.b[i]; node; node = node->next) {
 			struct proc *p = (struct proc *)node;
-			bool incumbent = p->exported && p->top_gen == ps->gen && !p->exited;
+			bool incumbent = p->exported && p->top_gen == r->gen && !p->exited;
 
 			p->rank = p->score * (incumbent ? INCUMBENT_BONUS : 1);
 			/* live, or exited in this interval: its final counts are news */
 			if (p->rank > 0 && (!p->exited || p->last_seen == now))
-				ps->rank[n++] = p;
+				r->rank[n++] = p;
 		}
 	}
 	if (n > 1)
-		qsort(ps->rank, n, sizeof(*ps->rank), cmp_score);
-	ps->gen++;
+		qsort(r->rank, n, sizeof(*r->rank), cmp_score);
+	r->gen++;
 	for (i = 0; i < n && i < k; i++) {
-		struct proc *p = ps->rank[i];
+		struct proc *p = r->rank[i];
 
 		if (!p->exported)
-			export(ps, p);
-		p->top_gen = ps->gen;
+			export(r, p);
+		p->top_gen = r->gen;
 		p->linger_since = p->exited ? now : 0;
 	}
 	/* Exported but not (or no longer live) in the top K: lingering. */
 	n = 0;
-	for (i = 0; i < ps->procs.nr_buckets; i++) {
-		for (node = ps->procs.b[i]; node; node = node->next) {
+	for (i = 0; i < r->procs.nr_buckets; i++) {
+		for (node = r->procs.b[i]; node; node = node->next) {
 			struct proc *p = (struct proc *)node;
 
-			if (!p->exported || (p->top_gen == ps->gen && !p->exited))
+			if (!p->exported || (p->top_gen == r->gen && !p->exited))
 				continue;
 			if (!p->linger_since)
 				p->linger_since = now;
-			ps->rank[n++] = p;
+			r->rank[n++] = p;
 		}
 	}
 	if (n > k) {
 		/* the oldest lingering series go first */
-		qsort(ps->rank, n, sizeof(*ps->rank), cmp_linger);
+		qsort(r->rank, n, sizeof(*r->rank), cmp_linger);
 		for (i = 0; i < n - k; i++) {
-			ps->rank[i]->exported = false;
-			ps->nr_exported--;
+			r->rank[i]->exported = false;
+			r->nr_exported--;
 		}
 	}
 	return 0;
 }
 
-static void expire_proc(struct prom_state *ps, struct hnode *n, __u64 now)
+static void expire_proc(void *ctx, struct hnode *n, __u64 now)
 {
+	struct ranking *r = ctx;
 	struct proc *p = (struct proc *)n;
 
 	if (p->exported) {
-		if (p->linger_since && now - p->linger_since >= ps->o.grace_ns)
-			proc_free(ps, p);
+		if (p->linger_since && now - p->linger_since >= r->grace_ns)
+			proc_free(r, p);
 		return;
 	}
 	/* Not exported: forget it once it is gone, or idle for the grace period. */
-	if (p->exited || now - p->last_seen >= ps->o.grace_ns)
-		proc_free(ps, p);
+	if (p->exited || now - p->last_seen >= r->grace_ns)
+		proc_free(r, p);
 }
 
-static void expire_cg(struct prom_state *ps, struct hnode *n, __u64 now)
+static void expire_cg(void *ctx, struct hnode *n, __u64 now)
 {
+	struct prom_state *ps = ctx;
 	struct cg *c = (struct cg *)n;
 
 	if (c->last_seen == now)
@@ -714,8 +759,9 @@ static int dpairs_update(struct prom_state *ps, const struct snapshot *snap, __u
 }
 
 /* A pair goes a grace period after either of its cgroups was removed. */
-static void expire_dpair(struct prom_state *ps, struct hnode *n, __u64 now)
+static void expire_dpair(void *ctx, struct hnode *n, __u64 now)
 {
+	struct prom_state *ps = ctx;
 	struct dpair *d = (struct dpair *)n;
 
 	if (d->last_seen == now)
@@ -730,32 +776,27 @@ static void expire_dpair(struct prom_state *ps, struct hnode *n, __u64 now)
 		free_dpair_node(ps, n, now);
 }
 
-int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
+/*
+ * The CPU ranking of one interval's rows (processes, or threads): each
+ * one's score (every score first decays by one interval), name, when seen.
+ */
+static int rank_rows(struct ranking *r, const struct proc_row *rows, size_t nr, double dt,
+		     __u64 now)
 {
-	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
 	double decay = exp(-dt / SCORE_TAU_S);
-	struct figures idle = {};
-	struct row_metrics sys;
-	size_t r, i;
+	struct hnode *n;
+	size_t i;
 
-	ps->updates++;
-	for (i = 0; i < ps->procs.nr_buckets; i++) {
-		struct hnode *n;
-
-		for (n = ps->procs.b[i]; n; n = n->next)
+	for (i = 0; i < r->procs.nr_buckets; i++)
+		for (n = r->procs.b[i]; n; n = n->next)
 			((struct proc *)n)->score *= decay;
-	}
-	for (r = 0; r < snap->nr_rows; r++) {
-		const struct proc_row *row = &snap->rows[r];
+	for (i = 0; i < nr; i++) {
+		const struct proc_row *row = &rows[i];
 		struct proc *p;
 
-		if (row->overflow)
+		if (row->overflow || row->pid == 0)
 			continue;
-		if (row->pid == 0) {
-			figures__add(&idle, &row->f);
-			continue;
-		}
-		p = proc_get(ps, row);
+		p = proc_get(r, row, now);
 		if (!p)
 			return -ENOMEM;
 		p->score += (1 - decay) * (row->f.n[PMBPF_N_ONCPU_NS] / 1e9) / dt;
@@ -765,6 +806,50 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		if (row->exited)
 			p->exited = true;
 	}
+	return 0;
+}
+
+/* Counters of the processes (or threads) with series, this interval included. */
+static int acc_rows(struct prom_state *ps, struct ranking *r, const struct snapshot *snap,
+		    const struct proc_row *rows, size_t nr, __u64 now)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct proc_row *row = &rows[i];
+		struct proc *p;
+
+		if (row->overflow || row->pid == 0)
+			continue;
+		p = proc_find(r, row, row_hash(row), now);
+		if (!p)
+			continue;
+		if (p->exported && !p->acc) {
+			p->acc = calloc(1, sizeof(*p->acc));
+			if (!p->acc)
+				return -ENOMEM;
+		}
+		if (p->acc)
+			acc_add(ps, p->acc, snap, &row->f);
+	}
+	return 0;
+}
+
+int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
+{
+	double dt = snap->interval_ns > 0 ? snap->interval_ns / 1e9 : 1e-9;
+	bool threads = ps->o.threads && snap->threads_on;
+	struct figures idle = {};
+	struct row_metrics sys;
+	size_t r, i;
+
+	ps->updates++;
+	if (rank_rows(&ps->procs, snap->rows, snap->nr_rows, dt, now) ||
+	    (threads && rank_rows(&ps->threads, snap->threads, snap->nr_threads, dt, now)))
+		return -ENOMEM;
+	for (r = 0; r < snap->nr_rows; r++)
+		if (!snap->rows[r].overflow && snap->rows[r].pid == 0)
+			figures__add(&idle, &snap->rows[r].f);
 	acc_add(ps, &ps->idle, snap, &idle);
 	metrics__system(snap, &sys);
 	for (i = 0; i < (size_t)snap->nr_events; i++)
@@ -784,29 +869,15 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 		c->last_seen = now;
 		c->removed_since = 0;
 	}
-	if (select_top(ps, now))
+	if (select_top(&ps->procs, now) || (threads && select_top(&ps->threads, now)))
 		return -ENOMEM;
-	/* Counters of the processes with series, this interval included. */
-	for (r = 0; r < snap->nr_rows; r++) {
-		const struct proc_row *row = &snap->rows[r];
-		struct proc *p;
-
-		if (row->overflow || row->pid == 0)
-			continue;
-		p = proc_find(ps, row, proc_hash(row->pid, row->cgroup_id, row->start_ns));
-		if (!p)
-			continue;
-		if (p->exported && !p->acc) {
-			p->acc = calloc(1, sizeof(*p->acc));
-			if (!p->acc)
-				return -ENOMEM;
-		}
-		if (p->acc)
-			acc_add(ps, p->acc, snap, &row->f);
-	}
+	if (acc_rows(ps, &ps->procs, snap, snap->rows, snap->nr_rows, now) ||
+	    (threads && acc_rows(ps, &ps->threads, snap, snap->threads, snap->nr_threads, now)))
+		return -ENOMEM;
 	if (snap->delays_on && dpairs_update(ps, snap, now))
 		return -ENOMEM;
-	htab_each(&ps->procs, expire_proc, ps, now);
+	htab_each(&ps->procs.procs, expire_proc, &ps->procs, now);
+	htab_each(&ps->threads.procs, expire_proc, &ps->threads, now);
 	htab_each(&ps->cgroups, expire_cg, ps, now);
 	htab_each(&ps->dpairs, expire_dpair, ps, now);
 	return 0;
@@ -814,9 +885,15 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 
 void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, size_t *tracked)
 {
-	*procs = ps->nr_exported;
+	*procs = ps->procs.nr_exported;
 	*cgroups = ps->cgroups.nr;
-	*tracked = ps->procs.nr;
+	*tracked = ps->procs.procs.nr;
+}
+
+void prom__thread_counts(const struct prom_state *ps, size_t *threads, size_t *tracked)
+{
+	*threads = ps->threads.nr_exported;
+	*tracked = ps->threads.procs.nr;
 }
 
 /* Rendering */
@@ -921,7 +998,7 @@ static void instance_labels(struct strbuf *sb, const struct figure *fd, const st
 	}
 }
 
-/* One series set: a cgroup or a process. */
+/* One series set: a cgroup, a process or a thread. */
 struct series {
 	const char *labels;
 	const struct acc *acc;
@@ -1004,7 +1081,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 			  const struct snapshot *snap, const char *what, const struct figure *figs,
 			  size_t nr, size_t f, const struct series *s, size_t ns)
 {
-	bool process = !strcmp(what, "process"), hist = figs[f].src == SRC_RUNQ_HIST;
+	bool cgroup = !strcmp(what, "cgroup"), hist = figs[f].src == SRC_RUNQ_HIST;
 	bool gauges = false;
 	struct row_metrics m;
 	const char *type;
@@ -1013,9 +1090,9 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 	int k;
 
 	snprintf(name, sizeof(name), "pmbpf_%s_%s", what, figs[f].prom);
-	/* cardinality: run-queue buckets per cgroup, sum and count per process */
+	/* cardinality: run-queue buckets per cgroup, sum and count per process (thread) */
 	if (hist)
-		type = process ? "summary" : "histogram";
+		type = cgroup ? "histogram" : "summary";
 	else
 		type = figs[f].kind == FIG_COUNTER ? "counter" : "gauge";
 	strbuf__printf(out, "# HELP %s", name);
@@ -1025,7 +1102,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 		help_text(out, figs[j].help);
 		gauges |= figs[j].kind == FIG_GAUGE;
 	}
-	if (hist && process)
+	if (hist && !cgroup)
 		strbuf__printf(out, " Sum and count only.");
 	strbuf__printf(out, "\n# TYPE %s %s\n", name, type);
 	for (i = 0; i < ns; i++) {
@@ -1034,7 +1111,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 		if (!s[i].acc)
 			continue;
 		if (hist) {
-			runq_samples(out, name, s[i].labels, s[i].acc, !process);
+			runq_samples(out, name, s[i].labels, s[i].acc, cgroup);
 			continue;
 		}
 		/* gauges: the figures of the last interval, if the set was seen in it */
@@ -1050,19 +1127,19 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 	}
 }
 
-/* Every Prometheus family of the catalog, for cgroups or processes. */
+/* Every Prometheus family of the catalog, for cgroups, processes or threads. */
 static void render_sets(struct strbuf *out, const struct prom_state *ps,
 			const struct snapshot *snap, const char *what, const struct series *s,
 			size_t ns)
 {
-	bool process = !strcmp(what, "process");
+	bool cgroup = !strcmp(what, "cgroup");
 	const struct figure *figs;
 	size_t nr, f, j;
 
 	figs = catalog__figures(&nr);
 	for (f = 0; f < nr; f++) {
 		if (!(figs[f].outputs & OUT_PROM) || !figs[f].prom ||
-		    (process && figs[f].prom_cgroup_only))
+		    (!cgroup && figs[f].prom_cgroup_only))
 			continue;
 		/* rendered with the first figure of its family */
 		for (j = 0; j < f && !same_family(&figs[f], &figs[j]); j++)
@@ -1075,7 +1152,10 @@ static void render_sets(struct strbuf *out, const struct prom_state *ps,
 
 static void proc_labels(struct strbuf *sb, const struct proc *p)
 {
-	strbuf__printf(sb, "pid=\"%u\",comm=", p->pid);
+	strbuf__printf(sb, "pid=\"%u\",", p->pid);
+	if (p->tid)
+		strbuf__printf(sb, "tid=\"%u\",", p->tid);
+	strbuf__printf(sb, "comm=");
 	prom__label_value(sb, p->comm);
 	strbuf__printf(sb, ",cgroup=");
 	prom__label_value(sb, p->cgroup ? p->cgroup : "");
@@ -1135,16 +1215,56 @@ static void render_dpairs(struct prom_state *ps, struct strbuf *out)
 	free(all);
 }
 
-static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
+/* The families of the processes (or threads) with series, by CPU ranking. */
+static void render_ranked(struct prom_state *ps, struct ranking *r, const struct snapshot *snap,
+			  const char *what, struct strbuf *out)
 {
-	size_t i, nc = 0, np = 0;
-	struct series *s = calloc(ps->cgroups.nr + ps->nr_exported + 1, sizeof(*s));
-	struct cg **cgs = calloc(ps->cgroups.nr + 1, sizeof(*cgs));
-	size_t *off = calloc(ps->nr_exported + 1, sizeof(*off));
+	struct series *s = calloc(r->nr_exported + 1, sizeof(*s));
+	size_t *off = calloc(r->nr_exported + 1, sizeof(*off));
 	struct strbuf lb = {};
+	size_t i, np = 0;
 	struct hnode *n;
 
-	if (!s || !cgs || !off || rank_reserve(ps, ps->nr_exported)) {
+	if (!s || !off || rank_reserve(r, r->nr_exported)) {
+		out->failed = true;
+		goto out;
+	}
+	for (i = 0; i < r->procs.nr_buckets; i++)
+		for (n = r->procs.b[i]; n; n = n->next)
+			if (((struct proc *)n)->exported && np < r->nr_exported)
+				r->rank[np++] = (struct proc *)n;
+	if (np > 1)
+		qsort(r->rank, np, sizeof(*r->rank), cmp_score);
+	/* their labels, one after the other in lb (NUL-terminated each) */
+	for (i = 0; i < np; i++) {
+		off[i] = lb.len;
+		if (!r->rank[i]->acc)
+			continue;
+		proc_labels(&lb, r->rank[i]);
+		strbuf__printf(&lb, "%c", '\0');
+		s[i].acc = r->rank[i]->acc;
+	}
+	if (lb.failed) {
+		out->failed = true;
+		goto out;
+	}
+	for (i = 0; i < np; i++)
+		s[i].labels = s[i].acc ? lb.buf + off[i] : NULL;
+	render_sets(out, ps, snap, what, s, np);
+out:
+	strbuf__free(&lb);
+	free(off);
+	free(s);
+}
+
+static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
+{
+	size_t i, nc = 0;
+	struct series *s = calloc(ps->cgroups.nr + 1, sizeof(*s));
+	struct cg **cgs = calloc(ps->cgroups.nr + 1, sizeof(*cgs));
+	struct hnode *n;
+
+	if (!s || !cgs) {
 		out->failed = true;
 		goto out;
 	}
@@ -1156,35 +1276,11 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 	for (i = 0; i < nc; i++)
 		s[i] = (struct series){ cgs[i]->labels, &cgs[i]->acc };
 	render_sets(out, ps, snap, "cgroup", s, nc);
-
-	/* Processes with series, by CPU ranking. */
-	for (i = 0; i < ps->procs.nr_buckets; i++)
-		for (n = ps->procs.b[i]; n; n = n->next)
-			if (((struct proc *)n)->exported && np < ps->nr_exported)
-				ps->rank[np++] = (struct proc *)n;
-	if (np > 1)
-		qsort(ps->rank, np, sizeof(*ps->rank), cmp_score);
-	/* their labels, one after the other in lb (NUL-terminated each) */
-	for (i = 0; i < np; i++) {
-		s[i] = (struct series){};
-		off[i] = lb.len;
-		if (!ps->rank[i]->acc)
-			continue;
-		proc_labels(&lb, ps->rank[i]);
-		strbuf__printf(&lb, "%c", '\0');
-		s[i].acc = ps->rank[i]->acc;
-	}
-	if (lb.failed) {
-		out->failed = true;
-		goto out;
-	}
-	for (i = 0; i < np; i++)
-		s[i].labels = s[i].acc ? lb.buf + off[i] : NULL;
-	render_sets(out, ps, snap, "process", s, np);
+	render_ranked(ps, &ps->procs, snap, "process", out);
+	if (ps->o.threads)
+		render_ranked(ps, &ps->threads, snap, "thread", out);
 	render_dpairs(ps, out);
 out:
-	strbuf__free(&lb);
-	free(off);
 	free(cgs);
 	free(s);
 }
@@ -1322,6 +1418,14 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 		gauge(out, "pmbpf_exported_cgroups", "Cgroups with series.", cgroups);
 		gauge(out, "pmbpf_tracked_processes", "Processes tracked for the CPU ranking.",
 		      tracked);
+		if (ps->o.threads) {
+			prom__thread_counts(ps, &procs, &tracked);
+			gauge(out, "pmbpf_exported_threads",
+			      "Threads with series (--threads; at most 2 x --top-k: the top K and lingering ones).",
+			      procs);
+			gauge(out, "pmbpf_tracked_threads",
+			      "Threads tracked for the CPU ranking (--threads).", tracked);
+		}
 	}
 	family(out, "pmbpf_http_requests_total", "counter",
 	       "HTTP requests answered, by status class.");

@@ -2,7 +2,8 @@
 /*
  * Prometheus exposition of snapshots. Snapshots hold interval deltas; this
  * module accumulates them into counters that only grow, chooses which
- * processes get series (the top K by recent CPU time), expires series of
+ * processes (and with --threads which threads) get series (the top K by
+ * recent CPU time, each), expires series of
  * dead processes and removed cgroups after a grace period, and renders the
  * text exposition format 0.0.4.
  */
@@ -28,7 +29,12 @@ void strbuf__free(struct strbuf *sb);
 void prom__label_value(struct strbuf *sb, const char *v);
 
 struct prom_opts {
-	unsigned int top_k; /* live processes with series (0: none) */
+	unsigned int top_k; /* live processes with series (0: none); as many threads */
+	/*
+	 * --threads (snapshots with threads): the top K threads get series
+	 * too, pmbpf_thread_ families; false: no thread series at all.
+	 */
+	bool threads;
 	unsigned int delay_pairs; /* --delays: (cgroup, by) pairs with series, the top N */
 	__u64 grace_ns; /* how long series of dead processes and removed cgroups stay */
 	/* Does this cgroup (path below the cgroup2 mount) still exist? NULL: always. */
@@ -65,6 +71,8 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 		  struct strbuf *out);
 /* Process and cgroup series sets currently exported, and processes tracked for ranking. */
 void prom__counts(const struct prom_state *ps, size_t *procs, size_t *cgroups, size_t *tracked);
+/* --threads: thread series sets currently exported, and threads tracked for ranking. */
+void prom__thread_counts(const struct prom_state *ps, size_t *threads, size_t *tracked);
 
 /* For families rendered elsewhere: HELP and TYPE lines, a sample's value and a cgroup's labels. */
 void prom__family(struct strbuf *sb, const char *name, const char *type, const char *help);

@@ -43,7 +43,8 @@ static const struct cmdopt options[] = {
 	{ 'i', "interval", "TIME", "collection interval (default 5s)" },
 	{ 'k', "top-k", "N",
 	  "processes with their own series: the top N by CPU\n"
-	  "(default 20; 0: cgroup series only)" },
+	  "(default 20; 0: cgroup series only); with --threads\n"
+	  "as many threads too" },
 	{ OPT_GRACE, "grace", "TIME",
 	  "keep series of dead processes and removed cgroups\n"
 	  "this long (default 5m)" },
@@ -56,6 +57,11 @@ static const struct cmdopt options[] = {
 	{ OPTION_RAW_TP },
 	{ OPTION_DELAYS },
 	{ OPTION_NO_DELAYS },
+	/* OPTION_THREADS, worded for series instead of rows */
+	{ OPT_THREADS, "threads", NULL,
+	  "count each thread apart too (a map entry per thread,\n"
+	  "and a switch costs more): the top --top-k threads by\n"
+	  "CPU get series of their own (pmbpf_thread_*)" },
 	{ OPT_DELAY_PAIRS, "delay-pairs", "N",
 	  "(cgroup, by) pairs of run-queue delay with series:\n"
 	  "the top N by delay (default 100)" },
@@ -426,6 +432,7 @@ int cmd_serve(int argc, char **argv)
 	sv.have_mount =
 		!cgroup__find_mount("/proc/self/mountinfo", sv.cg_mount, sizeof(sv.cg_mount));
 	po.top_k = sv.o.top_k;
+	po.threads = sv.o.s.threads;
 	po.delay_pairs = sv.o.delay_pairs;
 	po.grace_ns = sv.o.grace_ns;
 	po.cgroup_exists = cgroup_exists;

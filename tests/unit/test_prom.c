@@ -4,7 +4,8 @@
  * escaping, the run-queue histogram, the idle task kept out of the root
  * cgroup, top-K selection, the lingering cap and the grace period; the
  * families, values and help of the figure catalog's Prometheus figures and
- * self statistics, and the -M metric series.
+ * self statistics, and the -M metric series; --threads: thread series by
+ * the same rules, none without it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,10 +46,10 @@ static void begin(void)
 	now += S;
 }
 
-static struct proc_row *proc(__u32 pid, const char *comm, const char *cgroup, __u64 cpu_ms)
+/* A process's row (or a thread's: the process's start time, as account.c makes them). */
+static struct proc_row *row_fill(struct proc_row *r, __u32 pid, const char *comm,
+				 const char *cgroup, __u64 cpu_ms)
 {
-	struct proc_row *r = snapshot__add_row(&snap);
-
 	r->pid = pid;
 	r->cgroup_id = cgroup && !strcmp(cgroup, "/") ? 1 : 7;
 	r->cgroup = cgroup;
@@ -57,6 +58,47 @@ static struct proc_row *proc(__u32 pid, const char *comm, const char *cgroup, __
 	r->f.n[PMBPF_N_ONCPU_NS] = cpu_ms * 1000000ULL;
 	r->f.ev[1].value = cpu_ms;
 	r->f.ev[1].enabled = r->f.ev[1].running = r->f.n[PMBPF_N_ONCPU_NS];
+	return r;
+}
+
+static struct proc_row *proc(__u32 pid, const char *comm, const char *cgroup, __u64 cpu_ms)
+{
+	return row_fill(snapshot__add_row(&snap), pid, comm, cgroup, cpu_ms);
+}
+
+/* --threads: a thread row of process pid. */
+static struct proc_row *thread(__u32 pid, __u32 tid, const char *comm, const char *cgroup,
+			       __u64 cpu_ms)
+{
+	struct proc_row *r;
+
+	if (snap.nr_threads == snap.cap_threads) {
+		size_t cap = snap.cap_threads ? snap.cap_threads * 2 : 16;
+
+		r = realloc(snap.threads, cap * sizeof(*r));
+		if (!CHECK(r))
+			exit(1);
+		snap.threads = r;
+		snap.cap_threads = cap;
+	}
+	snap.threads_on = true;
+	r = &snap.threads[snap.nr_threads++];
+	memset(r, 0, sizeof(*r));
+	r->tid = tid;
+	return row_fill(r, pid, comm, cgroup, cpu_ms);
+}
+
+/* A process row that is the sum of its thread rows given (as account.c makes it). */
+static struct proc_row *proc_of(__u32 pid, const char *comm, const char *cgroup, size_t first)
+{
+	struct proc_row *r = proc(pid, comm, cgroup, 0);
+	size_t i;
+
+	r->nr_threads = (__u32)(snap.nr_threads - first);
+	for (i = first; i < snap.nr_threads; i++) {
+		figures__add(&r->f, &snap.threads[i].f);
+		r->exited = r->exited || snap.threads[i].proc_end;
+	}
 	return r;
 }
 
@@ -239,6 +281,157 @@ static void test_top_k_and_grace(void)
 	prom__free(ps);
 }
 
+static size_t exported_threads(struct prom_state *ps)
+{
+	size_t n, t;
+
+	prom__thread_counts(ps, &n, &t);
+	return n;
+}
+
+/* Thread series sets in exposition t. */
+static size_t thread_series(const char *t)
+{
+	size_t n = 0;
+
+	for (const char *p = t; (p = strstr(p, "\npmbpf_thread_cpu_seconds_total{")); p++)
+		n++;
+	return n;
+}
+
+/*
+ * One interval of process 10 for test_threads: thread 11 (named w) at 400
+ * ms, thread 12 (named x, none if NULL) at x_ms, exiting if x_exits, the
+ * leader 10 at 10 ms if leader.
+ */
+static const char *srv(struct prom_state *ps, const char *w, const char *x, __u64 x_ms,
+		       bool x_exits, bool leader)
+{
+	begin();
+	thread(10, 11, w, "/", 400);
+	if (x)
+		thread(10, 12, x, "/", x_ms)->exited = x_exits;
+	if (leader)
+		thread(10, 10, "srv", "/", 10);
+	proc_of(10, "srv", "/", 0);
+	return render(ps);
+}
+
+/* Whether t has thread tid of process 10 (in /, named comm) at CPU seconds cpu. */
+static bool has_thread_cpu(const char *t, __u32 tid, const char *comm, const char *cpu)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want),
+		 "\npmbpf_thread_cpu_seconds_total{pid=\"10\",tid=\"%u\",comm=\"%s\","
+		 "cgroup=\"/\"} %s\n",
+		 tid, comm, cpu);
+	return strstr(t, want) != NULL;
+}
+
+/*
+ * --threads: the top K threads by CPU get series of their own (labels pid,
+ * tid, comm, cgroup), ranked apart from the processes by the same rules:
+ * counters that accumulate, an exited thread's final value for the grace
+ * period, at most 2 x K series, a TID reused in the same process a new
+ * series. Without the option, no thread series whatever the snapshot holds.
+ */
+static void test_threads(void)
+{
+	struct prom_opts o = { .top_k = 2, .grace_ns = 3 * S, .threads = true };
+	struct prom_state *ps;
+	const char *t;
+	size_t first;
+	int i;
+
+	/* not asked: nothing of threads, not even empty families */
+	o.threads = false;
+	ps = prom__new(&o);
+	begin();
+	thread(10, 10, "srv", "/", 100);
+	thread(10, 11, "srv-w", "/", 400);
+	proc_of(10, "srv", "/", 0);
+	t = render(ps);
+	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"10\",comm=\"srv\",cgroup=\"/\"} "
+			"0.500000000\n");
+	CHECK(!strstr(t, "tid="));
+	CHECK(!strstr(t, "pmbpf_thread_cpu_seconds_total"));
+	CHECK(!strstr(t, "_threads "));
+	CHECK_EQ_U64(exported_threads(ps), 0);
+	prom__free(ps);
+
+	o.threads = true;
+	ps = prom__new(&o);
+	/* three threads of one process, one of another: the top 2 threads have series */
+	for (i = 0; i < 3; i++) {
+		begin();
+		thread(10, 10, "srv", "/", 10);
+		thread(10, 11, "srv-w", "/", 400);
+		thread(10, 12, "srv-x", "/", 300);
+		proc_of(10, "srv", "/", 0);
+		first = snap.nr_threads;
+		thread(20, 20, "db", "/svc", 50);
+		proc_of(20, "db", "/svc", first);
+		t = render(ps);
+	}
+	CHECK_SUBSTR(t, "pmbpf_thread_cpu_seconds_total{pid=\"10\",tid=\"11\",comm=\"srv-w\","
+			"cgroup=\"/\"} 1.200000000\n");
+	CHECK_SUBSTR(t, "pmbpf_thread_cpu_seconds_total{pid=\"10\",tid=\"12\",comm=\"srv-x\","
+			"cgroup=\"/\"} 0.900000000\n");
+	CHECK_SUBSTR(t, "pmbpf_thread_perf_events_total{pid=\"10\",tid=\"11\",comm=\"srv-w\","
+			"cgroup=\"/\",event=\"page-faults\"} 1200\n");
+	CHECK(!strstr(t, "tid=\"10\""));
+	CHECK(!strstr(t, "tid=\"20\""));
+	/* the process series are the processes' top K, as without threads */
+	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"10\",comm=\"srv\",cgroup=\"/\"} "
+			"2.130000000\n");
+	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"20\",comm=\"db\",cgroup=\"/svc\"} "
+			"0.150000000\n");
+	CHECK_SUBSTR(t, "# TYPE pmbpf_thread_runqueue_latency_seconds summary\n");
+	CHECK(!strstr(t, "pmbpf_thread_perf_event_enabled_seconds_total"));
+	CHECK_SUBSTR(t, "\npmbpf_exported_threads 2\n");
+	CHECK_SUBSTR(t, "\npmbpf_tracked_threads 4\n");
+	CHECK_EQ_U64(thread_series(t), 2);
+	/* a thread renames itself: its series follows the name */
+	t = srv(ps, "srv-w2", "srv-x", 300, false, false);
+	CHECK(has_thread_cpu(t, 11, "srv-w2", "1.600000000"));
+	/* thread 12 exits: its final value stays for the grace period, then goes */
+	t = srv(ps, "srv-w2", "srv-x", 100, true, false);
+	CHECK(has_thread_cpu(t, 12, "srv-x", "1.300000000"));
+	for (i = 0; i < 2; i++) {
+		t = srv(ps, "srv-w2", NULL, 0, false, true);
+		CHECK(has_thread_cpu(t, 12, "srv-x", "1.300000000"));
+	}
+	/* the one in the top K and the lingering one; 20, absent, ranks above 10 */
+	CHECK(!strstr(t, "tid=\"10\""));
+	t = srv(ps, "srv-w2", NULL, 0, false, false);
+	CHECK(!strstr(t, "tid=\"12\""));
+	/* TID 12 reused in the same process: a new thread, a new series from its own counts */
+	t = srv(ps, "srv-w2", "srv-y", 700, false, false);
+	CHECK(has_thread_cpu(t, 12, "srv-y", "0.700000000"));
+	/* ... also when it is reused before the old one's series went */
+	srv(ps, "srv-w2", "srv-y", 100, true, false);
+	t = srv(ps, "srv-w2", "srv-z", 900, false, false);
+	CHECK(has_thread_cpu(t, 12, "srv-z", "0.900000000"));
+	CHECK(!strstr(t, "comm=\"srv-y\""));
+	/* many short-lived threads: never more than 2 x K thread series */
+	for (i = 0; i < 50; i++) {
+		int j;
+
+		begin();
+		for (j = 0; j < 10; j++)
+			thread(30, 1000 + i * 10 + j, "short", "/", 600 + j)->exited = true;
+		proc_of(30, "pool", "/", 0);
+		t = render(ps);
+		CHECK(exported_threads(ps) <= 4);
+		CHECK(thread_series(t) <= 4);
+		CHECK_EQ_U64(thread_series(t), exported_threads(ps));
+	}
+	/* the processes' own bound holds apart */
+	CHECK(exported(ps) <= 4);
+	prom__free(ps);
+}
+
 static void test_removed_cgroup(void)
 {
 	struct prom_opts o = { .top_k = 1, .grace_ns = 2 * S, .cgroup_exists = exists };
@@ -334,7 +527,7 @@ static void check_catalog_sets(const char *t, const char *what, const char *labe
 	figs = catalog__figures(&nr);
 	for (j = 0; j < nr; j++) {
 		const struct figure *fd = &figs[j];
-		bool process = !strcmp(what, "process");
+		bool cgroup = !strcmp(what, "cgroup");
 		const char *help;
 		double scale = strcmp(fd->unit, "ns") ? 1 : 1e-9;
 		int i, k;
@@ -342,7 +535,7 @@ static void check_catalog_sets(const char *t, const char *what, const char *labe
 		if (!(fd->outputs & OUT_PROM) || !fd->prom)
 			continue;
 		snprintf(name, sizeof(name), "pmbpf_%s_%s", what, fd->prom);
-		if (process && fd->prom_cgroup_only) {
+		if (!cgroup && fd->prom_cgroup_only) {
 			snprintf(line, sizeof(line), "\n%s{", name);
 			CHECK(!strstr(t, line));
 			continue;
@@ -365,14 +558,14 @@ static void check_catalog_sets(const char *t, const char *what, const char *labe
 				sum += f[k].n[PMBPF_N_RUNQ_TOTAL_NS];
 			}
 			snprintf(line, sizeof(line), "# TYPE %s %s\n", name,
-				 process ? "summary" : "histogram");
+				 cgroup ? "histogram" : "summary");
 			CHECK_SUBSTR(t, line);
 			snprintf(series, sizeof(series), "%s_count{%s}", name, labels);
 			CHECK_NEAR(sample_of(t, series), count, 0);
 			snprintf(series, sizeof(series), "%s_sum{%s}", name, labels);
 			CHECK_NEAR(sample_of(t, series), sum * 1e-9, 1e-12);
 			snprintf(series, sizeof(series), "%s_bucket{%s,le=\"+Inf\"}", name, labels);
-			if (process)
+			if (!cgroup)
 				CHECK(isnan(sample_of(t, series)));
 			else
 				CHECK_NEAR(sample_of(t, series), count, 0);
@@ -418,17 +611,18 @@ static void check_catalog_sets(const char *t, const char *what, const char *labe
 
 static void test_catalog(void)
 {
-	struct prom_opts o = { .top_k = 1, .grace_ns = 5 * S };
+	struct prom_opts o = { .top_k = 1, .grace_ns = 5 * S, .threads = true };
 	struct prom_state *ps = prom__new(&o);
 	const char *cg_labels = "cgroup=\"/c\",runtime=\"\",container_id=\"\",pod_uid=\"\"";
 	const char *p_labels = "pid=\"10\",comm=\"w\",cgroup=\"/c\"";
+	const char *t_labels = "pid=\"10\",tid=\"11\",comm=\"w-1\",cgroup=\"/c\"";
 	const struct metric_def *defs;
 	const struct self_figure *sf;
 	struct figures f[2];
 	char line[512];
 	const char *t;
 	int k, nd;
-	size_t j, nr;
+	size_t j, nr, nsf;
 
 	memset(&sel, 0, sizeof(sel));
 	defs = metrics__defs(&nd);
@@ -450,6 +644,8 @@ static void test_catalog(void)
 		snap.nr_events = 4;
 		snap.metrics = &sel;
 		fill(&f[k], k + 1);
+		r = thread(10, 11, "w-1", "/c", 0);
+		r->f = f[k];
 		r = proc(10, "w", "/c", 0);
 		r->f = f[k];
 		c = cgroup(7, "/c", 0);
@@ -465,6 +661,7 @@ static void test_catalog(void)
 	}
 	check_catalog_sets(t, "cgroup", cg_labels, f, 2);
 	check_catalog_sets(t, "process", p_labels, f, 2);
+	check_catalog_sets(t, "thread", t_labels, f, 2);
 	/* some values by hand: the generic check above reads them through the catalog */
 	CHECK_SUBSTR(t, "pmbpf_cgroup_context_switches_total{cgroup=\"/c\",runtime=\"\","
 			"container_id=\"\",pod_uid=\"\",kind=\"voluntary\"} 9000006\n");
@@ -498,17 +695,29 @@ static void test_catalog(void)
 						      figs[i2].prom_cgroup_only &&
 					      figs[j].prom_labels && figs[i2].prom_labels);
 	}
-	/* the families of cgroups and processes are the catalog's, no others */
+	/* the families of cgroups, processes and threads are the catalog's, no others */
+	sf = catalog__self(&nsf);
 	for (const char *p = t; (p = strstr(p, "# TYPE pmbpf_")); p++) {
 		const char *rest = p + strlen("# TYPE pmbpf_");
-		const struct figure *figs = catalog__figures(&nr);
+		const struct figure *figs;
 		size_t len = strcspn(rest, " ");
 		bool found = false;
 
-		if (strncmp(rest, "cgroup_", 7) && strncmp(rest, "process_", 8))
+		/* a self statistic (pmbpf_thread_fold) */
+		for (j = 0; j < nsf; j++)
+			found |= strlen(sf[j].prom) == len + 6 && !strncmp(sf[j].prom + 6, rest, len);
+		if (found)
 			continue;
-		rest += !strncmp(rest, "cgroup_", 7) ? 7 : 8;
+		if (!strncmp(rest, "cgroup_", 7))
+			rest += 7;
+		else if (!strncmp(rest, "process_", 8))
+			rest += 8;
+		else if (!strncmp(rest, "thread_", 7))
+			rest += 7;
+		else
+			continue;
 		len = strcspn(rest, " ");
+		figs = catalog__figures(&nr);
 		for (j = 0; j < nr; j++)
 			found |= (figs[j].outputs & OUT_PROM) && figs[j].prom &&
 				 strlen(figs[j].prom) == len && !strncmp(figs[j].prom, rest, len);
@@ -577,6 +786,7 @@ int main(void)
 	test_counters();
 	test_histogram();
 	test_top_k_and_grace();
+	test_threads();
 	test_removed_cgroup();
 	test_catalog();
 	snapshot__free(&snap);
