@@ -97,7 +97,7 @@ static void figure_shown(const struct figure *fd, bool markdown, struct shown *s
 	/* else its name, '.' made '_' */
 	s->col[2] = name_of(fd, fd->csv, s->buf[2], sizeof(s->buf[2]));
 	n = snprintf(s->buf[3], sizeof(s->buf[3]), "pmbpf_%s%s",
-		     fd->prom_cgroup_only ? "cgroup_" : "{process,cgroup}_", fd->prom);
+		     fd->prom_cgroup_only ? "cgroup_" : "{process,thread,cgroup}_", fd->prom);
 	/* its labels apart: `family` with `kind="voluntary"` */
 	if (fd->prom_labels)
 		snprintf(s->buf[3] + n, sizeof(s->buf[3]) - n, "%s with %s%s", q, q,
