@@ -59,11 +59,13 @@ struct {
 
 /*
  * Sized by userspace: 1 entry with --no-delays. Updated only when a pair
- * leaves its slot or at a flush: not preallocated, it costs what it holds.
+ * leaves its slot or at a flush. Preallocated (about 1.6 MB): before 6.1
+ * (bpf_mem_alloc) an element allocated here, with the run queue locked, is
+ * a GFP_ATOMIC kmalloc that can wake kswapd under memory pressure, and that
+ * wakeup can need this CPU's run-queue lock (the verifier warns of it).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 16384);
 	__type(key, struct pmbpf_delay_key);
 	__type(value, struct pmbpf_delay_val);

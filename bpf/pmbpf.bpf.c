@@ -148,12 +148,17 @@ struct {
  * Cumulative counts per (tgid, cgroup). Entries are created here and deleted
  * here at process exit (after the exit record is sent); userspace only reads,
  * and deletes only entries of processes it knows are dead.
+ *
+ * A value is a struct pmbpf_counts cut after its nr_events counting slots
+ * (userspace sets value_size): a per-CPU value is paid on every possible
+ * CPU, and the slots no event uses were half of it. No BTF type: its size
+ * would not match. ev[] is only touched below nr_events.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 10240);
-	__type(key, struct pmbpf_key);
-	__type(value, struct pmbpf_counts);
+	__uint(key_size, sizeof(struct pmbpf_key));
+	__uint(value_size, sizeof(struct pmbpf_counts));
 } counts SEC(".maps");
 
 /* Final counts of exited processes; consumed by userspace at each read. */
@@ -539,6 +544,8 @@ static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pm
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
 		dst->runq_hist[i] += src->runq_hist[i];
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break; /* a counts map value ends there */
 		dst->ev[i].value += src->ev[i].value;
 		dst->ev[i].enabled += src->ev[i].enabled;
 		dst->ev[i].running += src->ev[i].running;

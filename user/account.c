@@ -156,11 +156,19 @@ static bool counts_zero(const struct pmbpf_counts *d)
 
 static void counts_sum_cpus(const struct account *a, const char *vals, struct pmbpf_counts *sum)
 {
+	size_t size = a->o.value_size && a->o.value_size < sizeof(struct pmbpf_counts) ?
+			      a->o.value_size :
+			      sizeof(struct pmbpf_counts);
+	struct pmbpf_counts slot;
 	int cpu, i;
 
 	memset(sum, 0, sizeof(*sum));
+	memset(&slot, 0, sizeof(slot));
 	for (cpu = 0; cpu < a->o.nr_cpus; cpu++) {
-		const struct pmbpf_counts *c = (const void *)(vals + cpu * a->o.stride);
+		const struct pmbpf_counts *c = &slot;
+
+		/* the slots past the counting ones are not in the map's value: zero */
+		memcpy(&slot, vals + cpu * a->o.stride, size);
 
 		for (i = 0; i < PMBPF_N_NR; i++)
 			sum->n[i] += c->n[i];

@@ -33,6 +33,7 @@
 struct account_opts {
 	int nr_cpus; /* an entry's values: nr_cpus slots of stride bytes */
 	size_t stride;
+	size_t value_size; /* of a slot: a pmbpf_counts cut after its counting slots (0: whole) */
 	int nr_events;
 	int slot[PMBPF_MAX_EVENTS]; /* counter slot of each event, -1 when not counting */
 	/* Path of a cgroup id below the cgroup2 mount, or NULL; valid until the next call. */

@@ -83,6 +83,7 @@ struct doctor {
 	__u64 map_bytes;
 	int possible_cpus, online_cpus;
 	__u32 max_procs;
+	__u32 value_size; /* of the counts map: its counting slots only */
 };
 
 static struct check *add(struct doctor *d, const char *name, enum status st, const char *fmt, ...)
@@ -442,6 +443,7 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 	d->nr_maps = session__map_memory(s, d->maps, MAX_MAPS, &d->map_bytes);
 	d->possible_cpus = session__possible_cpus(s);
 	d->max_procs = session__max_procs(s);
+	d->value_size = session__value_size(s);
 	err = session__collect(s, &snap);
 	if (err)
 		add(d, "bpf-load", ST_FAIL, "programs loaded (%s) but the first read failed: %s",
@@ -452,8 +454,8 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 		    snap.nr_rows);
 	d->online_cpus = snap.nr_cpus;
 	add(d, "bpf-maps", ST_INFO,
-	    "%.1f MiB of kernel memory (memlock, charged to pmbpf's memory cgroup); counts map: %u processes x %zu B x %d possible CPUs (%d online)",
-	    d->map_bytes / 1048576.0, d->max_procs, sizeof(struct pmbpf_counts), d->possible_cpus,
+	    "%.1f MiB of kernel memory (memlock, charged to pmbpf's memory cgroup); counts map: %u processes x %u B x %d possible CPUs (%d online)",
+	    d->map_bytes / 1048576.0, d->max_procs, d->value_size, d->possible_cpus,
 	    d->online_cpus);
 	if (!strcmp(d->attach, "raw_tp"))
 		snprintf(
@@ -582,6 +584,8 @@ static void print_json(const struct doctor *d)
 	jw_s64(&w, d->online_cpus);
 	jw_key(&w, "max_procs");
 	jw_u64(&w, d->max_procs);
+	jw_key(&w, "counts_value_bytes");
+	jw_u64(&w, d->value_size);
 	jw_key(&w, "maps");
 	jw_start_array(&w);
 	for (i = 0; i < d->nr_maps; i++) {

@@ -5,6 +5,7 @@
  * them to the accounting (account.c), which makes the interval's rows.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ struct session {
 	__u32 max_procs;
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	struct map_reader counts;
+	__u32 value_size; /* of a counts map value: session__counts_value_size() */
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
 	struct delay_acct *delays; /* --delays, or NULL */
@@ -430,6 +432,7 @@ static int load(struct bpfload *bl, void *ctx)
 	bpf_map__set_max_entries(skel->maps.events,
 				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
+	bpf_map__set_value_size(skel->maps.counts, s->value_size);
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
@@ -713,6 +716,7 @@ static struct account *account_new(struct session *s)
 	struct account_opts o = {
 		.nr_cpus = s->nr_cpus,
 		.stride = s->stride,
+		.value_size = s->value_size,
 		.nr_events = s->nr_events,
 		.cgroup_path = cgroup_path,
 		.cgroup_parent = cgroup_parent,
@@ -757,8 +761,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 	}
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
 		s->nr_online += s->online[cpu];
-	s->stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
-	s->max_procs = o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus);
 	features__probe(&s->feat);
 	err = features__missing_required(&s->feat);
 	if (err >= 0) {
@@ -771,6 +773,11 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = open_events(s, o);
 	if (err)
 		goto fail;
+	/* a counts value holds the counting slots only: their number is known now */
+	s->value_size = session__counts_value_size(s->nr_slots);
+	s->stride = (s->value_size + 7) & ~(size_t)7;
+	s->max_procs =
+		o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus, s->nr_slots);
 	s->metrics = o->metrics;
 	s->threads = o->threads;
 	s->delays_on =
@@ -1062,9 +1069,20 @@ bool session__hw_counting(const struct session *s)
 	return false;
 }
 
-__u32 session__default_max_procs(int possible_cpus)
+__u32 session__counts_value_size(int nr_slots)
 {
-	__u64 per_entry = ((sizeof(struct pmbpf_counts) + 7) & ~7ULL) * (unsigned int)possible_cpus;
+	return offsetof(struct pmbpf_counts, ev) + nr_slots * sizeof(struct pmbpf_reading);
+}
+
+__u32 session__value_size(const struct session *s)
+{
+	return s->value_size;
+}
+
+__u32 session__default_max_procs(int possible_cpus, int nr_slots)
+{
+	__u64 per_entry =
+		((session__counts_value_size(nr_slots) + 7) & ~7ULL) * (unsigned int)possible_cpus;
 	__u64 n = COUNTS_BUDGET / (per_entry ? per_entry : 1);
 
 	return n > COUNTS_ENTRIES ? COUNTS_ENTRIES : n < COUNTS_MIN ? COUNTS_MIN : (__u32)n;

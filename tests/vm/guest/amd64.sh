@@ -136,7 +136,8 @@ check_pmbpf_cgroup_filter() {
 }
 
 # check_pmbpf_memory: the maps' kernel memory as doctor reports it (the
-# kernel's memlock figures), against entries x value size x possible CPUs.
+# kernel's memlock figures), against entries x value size (doctor's
+# counts_value_bytes, rounded up to 8) x possible CPUs.
 check_pmbpf_memory() {
 	pmbpf_run doctor -o json >mem.out 2>mem.err
 	j=$(jl_compact mem.out | tr '{' '\n')
@@ -144,11 +145,13 @@ check_pmbpf_memory() {
 	possible=$(echo "$j" | sed -n 's/.*"possible_cpus":\([0-9]*\).*/\1/p')
 	procs=$(echo "$j" | sed -n 's/.*"max_procs":\([0-9]*\).*/\1/p')
 	counts=$(echo "$j" | sed -n 's/^"name":"counts","bytes":\([0-9]*\).*/\1/p')
-	formula=$(( (procs + 1) * 400 * possible ))
+	value=$(echo "$j" | sed -n 's/.*"counts_value_bytes":\([0-9]*\).*/\1/p')
+	value=$(( (${value:-0} + 7) / 8 * 8 ))
+	formula=$(( (procs + 1) * value * possible ))
 	info pmbpf-memory "possible_cpus=$possible online=$(cat /sys/devices/system/cpu/online) max_procs=$procs counts_bytes=$counts formula_bytes=$formula total_bytes=$total"
 	if [ -n "$counts" ] && [ "$counts" -ge "$formula" ] && [ "$counts" -le $((formula + formula / 4)) ] &&
 		[ "$total" -le $((160 * 1048576)) ]; then
-		pass pmbpf-memory "counts map $counts B (entries x 400 B x $possible CPUs = $formula B, +$(( (counts - formula) * 100 / formula ))%), all maps $total B"
+		pass pmbpf-memory "counts map $counts B (entries x $value B x $possible CPUs = $formula B, +$(( (counts - formula) * 100 / formula ))%), all maps $total B"
 	else
 		fail pmbpf-memory "counts=${counts:-none} formula=$formula total=${total:-none} (want counts within +25% of the formula, total under 160 MiB)"
 		show mem.out mem.err
