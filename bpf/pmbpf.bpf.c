@@ -337,12 +337,24 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 
 /*
  * --threads: a thread names itself (pthread_setname_np) after its entry was
- * made: the name of the current thread, when it changed.
+ * made: the name of the current thread task, when it changed. tp_btf: two
+ * plain loads instead of a helper call on every switch.
  */
-static __always_inline void thread_comm_refresh(struct pmbpf_counts *c)
+static __always_inline void thread_comm_refresh(struct pmbpf_counts *c, struct task_struct *task,
+						const bool btf)
 {
 	char comm[PMBPF_COMM_LEN];
 
+	if (btf) {
+		__u64 lo = *(__u64 *)&task->comm[0], hi = *(__u64 *)&task->comm[8];
+
+		if (lo == *(__u64 *)c->comm && hi == *(__u64 *)&c->comm[8])
+			return;
+		*(__u64 *)c->comm = lo;
+		*(__u64 *)&c->comm[8] = hi;
+		c->comm_ns = bpf_ktime_get_ns();
+		return;
+	}
 	bpf_get_current_comm(comm, sizeof(comm));
 	if (*(__u64 *)comm == *(__u64 *)c->comm && *(__u64 *)&comm[8] == *(__u64 *)&c->comm[8])
 		return;
@@ -355,7 +367,8 @@ static __always_inline void thread_comm_refresh(struct pmbpf_counts *c)
  * thread tid) in its cgroup. With --threads, task is the current task.
  */
 static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u64 cgid,
-						      struct task_struct *task, __u32 scratch_idx)
+						      struct task_struct *task, __u32 scratch_idx,
+						      const bool btf)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
@@ -371,7 +384,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c) {
 		if (per_thread)
-			thread_comm_refresh(c);
+			thread_comm_refresh(c, task, btf);
 		return c;
 	}
 
@@ -598,7 +611,7 @@ static __always_inline void thread_fold(struct task_state *ps, __u32 tgid, struc
 
 	if (!ps->has_counts)
 		return;
-	c = entry_get(tgid, 0, ps->counts_cgid, task, scratch_idx);
+	c = entry_get(tgid, 0, ps->counts_cgid, task, scratch_idx, false);
 	if (!c)
 		return; /* kept for the next fold */
 	counts_add(c, &ps->counts);
@@ -825,7 +838,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			held = c;
 		}
 		if (!c)
-			c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH);
+			c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
 		if (runtime)
 			rest = span_owner(st);
 	}
@@ -1002,7 +1015,7 @@ static __always_inline int credit_current(bool moved)
 	 */
 	if (!(moved && !runtime && !st->span_want)) {
 		cgid = span_cgroup(st, pid, tgid);
-		c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH);
+		c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
 		if (runtime)
 			rest = span_owner(st);
 	}
