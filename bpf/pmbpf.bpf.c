@@ -441,10 +441,9 @@ static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __
 /*
  * Credit everything since this CPU's last attribution point to c (when not
  * NULL; owner: its process, --threads: its thread), and make now the new
- * attribution point. runtime, when not 0, is
- * the task's own run time in a span whose start was not seen: c is
- * credited that much time (on-CPU time, cpu-clock, task-clock) and rest,
- * when not NULL, the remainder.
+ * attribution point. runtime, when not 0, is the task's own run time in a
+ * span whose start was not seen: c is credited that much time (on-CPU
+ * time, cpu-clock, task-clock) and rest, when not NULL, the remainder.
  */
 static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts *c,
 				      struct pmbpf_counts *rest, __u32 owner, __u32 cpu, __u64 now,
