@@ -426,9 +426,9 @@ class Bench:
                   lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_NODELAYS, ["--no-delays"], fold="on")))
         # per-thread counting: a map entry per thread, no task-storage fold
         v.append((PMBPF_THREADS,
-                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_THREADS, ["--threads"])))
+                  lambda: self.mon_pmbpf(HW_DEFAULT, PMBPF_THREADS, ["--threads"], fold="on")))
         v.append(("pmbpf 4 sw counters --threads",
-                  lambda: self.mon_pmbpf(SW4, "pmbpf 4 sw --threads", ["--threads"])))
+                  lambda: self.mon_pmbpf(SW4, "pmbpf 4 sw --threads", ["--threads"], fold="on")))
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n, fold="on")))

@@ -337,8 +337,8 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 
 /*
  * --threads: a thread names itself (pthread_setname_np) after its entry was
- * made: the name of the current thread task, when it changed. tp_btf: two
- * plain loads instead of a helper call on every switch.
+ * made: the name of task, when it changed. btf: task is a trusted pointer,
+ * two plain loads instead of a helper call; otherwise task is current.
  */
 static __always_inline void thread_comm_refresh(struct pmbpf_counts *c, struct task_struct *task,
 						const bool btf)
@@ -363,8 +363,8 @@ static __always_inline void thread_comm_refresh(struct pmbpf_counts *c, struct t
 }
 
 /*
- * Look up, or create, the entry of the current process (--threads: of its
- * thread tid) in its cgroup. With --threads, task is the current task.
+ * Look up, or create, the entry of task's process (--threads: of its
+ * thread tid) in its cgroup. With --threads and not btf, task is current.
  */
 static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u64 cgid,
 						      struct task_struct *task, __u32 scratch_idx,
@@ -396,7 +396,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	tmp->total.start_ns = BPF_CORE_READ(leader, start_time);
 	tmp->total.comm_ns = bpf_ktime_get_ns();
 	if (per_thread)
-		bpf_get_current_comm(tmp->total.comm, sizeof(tmp->total.comm));
+		BPF_CORE_READ_STR_INTO(&tmp->total.comm, task, comm);
 	else
 		BPF_CORE_READ_STR_INTO(&tmp->total.comm, leader, comm);
 	err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
@@ -603,14 +603,15 @@ static __always_inline void thread_release(struct task_state *ps)
 }
 
 /* Move a thread's counts (taken) to its process's entry in counts_cgid. */
-static __always_inline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
-					__u32 scratch_idx)
+static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
+				   __u32 scratch_idx)
 {
 	struct pmbpf_counts *c;
 
 	if (!ps->has_counts)
 		return;
-	c = entry_get(tgid, 0, ps->counts_cgid, task, scratch_idx, false);
+	/* task: prev at a switch, or the iterator's: trusted pointers */
+	c = entry_get(tgid, task->pid, ps->counts_cgid, task, scratch_idx, true);
 	if (!c)
 		return; /* kept for the next fold */
 	counts_add(c, &ps->counts);

@@ -77,9 +77,11 @@ def test_thread_series_ground_truth():
         kernel = t["minflt"] + t["majflt"]
         assert t["pages"] <= faults <= kernel * 1.02 + 200, (faults, t)
         clock = value(got, "pmbpf_thread_perf_events_total", event="task-clock", **ident)
-        # the thread's clock was read before its last steps (barrier, exit)
+        # within the process tests' 1% + 1 ms below (a switch-in the kernel did
+        # not report moves a bit of a span to the thread leaving); above, the
+        # thread's clock was read before its last steps (barrier, exit)
         for ns in (oncpu * 1e9, clock):
-            assert t["cpu_ns"] <= ns <= t["cpu_ns"] * 1.01 + 5e6, (ns, t)
+            assert t["cpu_ns"] * 0.99 - 1e6 <= ns <= t["cpu_ns"] * 1.01 + 5e6, (ns, t)
     # the pool's threads (its main thread too) add up to its process series, sample by sample
     threads = {dict(l)["tid"] for l in select(got, "pmbpf_thread_cpu_seconds_total", pid=pid)}
     assert threads >= {str(t["tid"]) for t in truth["threads"]} | {pid}, threads

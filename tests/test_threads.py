@@ -32,8 +32,12 @@ def figures(rec):
     return out
 
 
-def run_pool(recorder, *args):
-    rec = recorder("--threads", "-e", SW, "-i", "0.25", *args)
+def run_pool(recorder, fold, *args):
+    """The pool under record --threads; fold: PMBPF_THREAD_FOLD, the switch path
+    (on: threads' task storage, folded into their entries at each read; off:
+    the entries at every switch; pmbpf otherwise picks by the switch rate)."""
+    rec = recorder("--threads", "-e", SW, "-i", "0.25", *args,
+                   wrap=["env", f"PMBPF_THREAD_FOLD={fold}"])
     rec.wait_intervals(1)
     proc = subprocess.Popen([WORK, "pool", ",".join(map(str, PAGES)), ",".join(map(str, MS)),
                              "1"], stdout=subprocess.PIPE, text=True)
@@ -44,11 +48,17 @@ def run_pool(recorder, *args):
     return rec, truth
 
 
-def test_threads_credited_their_own_work(recorder):
+FOLD = pytest.mark.parametrize("fold", ["on", "off"])
+
+
+@FOLD
+def test_threads_credited_their_own_work(recorder, fold):
     """4 threads of one process touch 2,000..14,000 pages and burn 150..600 ms
     each: each thread's rows carry its own faults, CPU time and switches
     (within the process tests' tolerances), under its own name."""
-    rec, truth = run_pool(recorder)
+    rec, truth = run_pool(recorder, fold)
+    folds = {r["thread_fold"] for r in rec.of_type("system")}
+    assert folds == {1 if fold == "on" else 0}, folds
     threads = [r for r in rec.of_type("thread") if r["pid"] == truth["pid"]]
     assert threads, (truth, rec.stderr)
     for t in truth["threads"]:
@@ -61,9 +71,12 @@ def test_threads_credited_their_own_work(recorder):
         assert t["pages"] <= faults <= kernel * 1.02 + 200, (faults, t)
         oncpu = sum(r["oncpu_ns"] for r in rows)
         clock = sum(r["events"]["task-clock"]["raw"] for r in rows)
-        # the thread's clock was read before its last steps (barrier, exit)
+        # within the process test's 1% + 1 ms (test_cpu_burn_time_and_cpu_pct:
+        # a switch-in the kernel did not report moves a bit of a span to the
+        # thread leaving); above, the thread's clock was read before its last
+        # steps (barrier, exit)
         for got in (oncpu, clock):
-            assert t["cpu_ns"] <= got <= t["cpu_ns"] * 1.01 + 5e6, (got, t)
+            assert t["cpu_ns"] * 0.99 - 1e6 <= got <= t["cpu_ns"] * 1.01 + 5e6, (got, t)
         switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
         own = t["nvcsw"] + t["nivcsw"]
         assert own <= switches <= own + 5, (switches, t)
@@ -79,11 +92,12 @@ def test_threads_credited_their_own_work(recorder):
         assert delay >= t["run_delay_ns"] - slack, (delay, t)
 
 
-def test_thread_exiting_early_is_reported_once(recorder):
+@FOLD
+def test_thread_exiting_early_is_reported_once(recorder, fold):
     """Thread 0 exits while its process lives on for another second: it is
     reported exited exactly once, with its final counts, and never again; its
     process is not marked exited until the process ends."""
-    rec, truth = run_pool(recorder)
+    rec, truth = run_pool(recorder, fold)
     pid, first = truth["pid"], truth["threads"][0]
     rows = [r for r in rec.of_type("thread") if r["tid"] == first["tid"]]
     assert [r["exited"] for r in rows] == [False] * (len(rows) - 1) + [True], rows
@@ -99,12 +113,13 @@ def test_thread_exiting_early_is_reported_once(recorder):
         assert rows[-1]["exited"] and rows[-1]["time"] == procs[-1]["time"], rows
 
 
-def test_threads_sum_to_their_process_every_interval(recorder):
+@FOLD
+def test_threads_sum_to_their_process_every_interval(recorder, fold):
     """Every interval, for every process on the host, the thread records of
     the process add up exactly to its process record (every count, every
     event's raw, enabled and running), and a process record says how many
     threads ran."""
-    rec, truth = run_pool(recorder)
+    rec, truth = run_pool(recorder, fold)
     by_time = {}
     for r in rec.records:
         if r["type"] in ("process", "thread") and r["pid"] is not None:

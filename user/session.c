@@ -365,7 +365,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	 * map path alone; so up to FOLD_MAX_SLOTS counters (the default group
 	 * is 4).
 	 */
-	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS && !s->threads;
+	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS;
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
 		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },

@@ -34,8 +34,9 @@ struct session_opts {
 	enum delays_mode delays;
 	/*
 	 * --threads: count each thread apart (snapshot.threads), each rolled
-	 * up into its process's row; no task-storage fold, no deferral of
-	 * same-process handoffs, an exit record per thread.
+	 * up into its process's row: an entry per thread (the fold moves a
+	 * thread's task storage into its own), no deferral of same-process
+	 * handoffs, an exit record per thread.
 	 */
 	bool threads;
 };
