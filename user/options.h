@@ -89,9 +89,9 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		"with -p or -G only with this option"
 #define OPTION_NO_DELAYS \
 	OPT_NO_DELAYS, "no-delays", NULL, "do not credit run-queue waits (--delays)"
-#define OPTION_THREADS                                                       \
-	OPT_THREADS, "threads", NULL,                                        \
-		"count each thread apart too (a map entry per thread, and\n" \
-		"a switch costs more): thread rows that sum to their process"
+#define OPTION_THREADS                                                  \
+	OPT_THREADS, "threads", NULL,                                   \
+		"count each thread apart too (a kernel map entry per\n" \
+		"thread): thread rows that sum to their process"
 
 #endif
