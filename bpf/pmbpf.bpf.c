@@ -959,10 +959,9 @@ int BPF_PROG(wakeup_new_raw, struct task_struct *p)
 
 static __always_inline int on_exec(void)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
-
-	__u64 id = bpf_get_current_pid_tgid();
 
 	key.tgid = id >> 32;
 	key.tid = per_thread ? (__u32)id : 0;

@@ -32,6 +32,9 @@
  *                             and own figures (getrusage(RUSAGE_THREAD), its CPU clock,
  *                             /proc/thread-self/schedstat); the process exits SECONDS
  *                             later
+ *   work texec MS             a second thread burns MS ms of CPU and then execs
+ *                             "work burn MS" (the kernel gives it the process's id);
+ *                             the report is burn's, with "exec_tid": the thread's id
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
  *                             a tight loop; every jump of the clock of 2 us or more
  *                             is time off the CPU (a wait in the run queue, for a
@@ -154,6 +157,24 @@ static void *pool_work(void *arg)
 	return NULL;
 }
 
+static char *const *texec_argv;
+
+static void *texec_thread(void *arg)
+{
+	char tid[16], *const *argv = texec_argv;
+	double end = now(CLOCK_THREAD_CPUTIME_ID) + atol(argv[2]) / 1e3;
+	volatile unsigned long x = 0;
+
+	(void)arg;
+	while (now(CLOCK_THREAD_CPUTIME_ID) < end)
+		x++;
+	snprintf(tid, sizeof(tid), "%d", (int)gettid());
+	setenv("WORK_EXEC_TID", tid, 1);
+	execl("/proc/self/exe", argv[0], "burn", argv[2], (char *)NULL);
+	perror("execl");
+	exit(1);
+}
+
 static long status_field(const char *name)
 {
 	char line[256];
@@ -213,6 +234,8 @@ static void report(const char *what)
 			printf("%s%llu", i ? "," : "", long_gaps[i]);
 		printf("]");
 	}
+	if (getenv("WORK_EXEC_TID"))
+		printf(",\"exec_tid\":%s", getenv("WORK_EXEC_TID"));
 	printf("}\n");
 	fflush(stdout);
 }
@@ -285,6 +308,14 @@ int main(int argc, char **argv)
 		for (i = 0; i < k; i++)
 			nanosleep(&ts, NULL);
 		report("sleep");
+	} else if (!strcmp(argv[1], "texec") && argc > 2) {
+		pthread_t t;
+
+		texec_argv = argv;
+		if (pthread_create(&t, NULL, texec_thread, NULL))
+			return 1;
+		pthread_join(t, NULL); /* the exec ends this thread */
+		return 1;
 	} else if (!strcmp(argv[1], "burn")) {
 		double end = now(CLOCK_PROCESS_CPUTIME_ID) + atol(argv[2]) / 1e3;
 		volatile unsigned long x = 0;
