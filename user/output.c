@@ -619,6 +619,22 @@ static void json_delays(struct json_writer *w, const struct snapshot *snap, __u3
 	}
 }
 
+/* comm, cgroup_id, cgroup and exited of a process's or a thread's record. */
+static void json_row_names(struct json_writer *w, const struct proc_row *row)
+{
+	jw_key(w, "comm");
+	jw_string(w, row->comm);
+	jw_key(w, "cgroup_id");
+	jw_u64(w, row->cgroup_id);
+	jw_key(w, "cgroup");
+	if (row->cgroup)
+		jw_string(w, row->cgroup);
+	else
+		jw_null(w);
+	jw_key(w, "exited");
+	jw_bool(w, row->exited);
+}
+
 static void json(struct output *o, const struct snapshot *snap)
 {
 	const struct self_figure *self;
@@ -637,17 +653,7 @@ static void json(struct output *o, const struct snapshot *snap)
 			jw_null(&w);
 		else
 			jw_u64(&w, row->pid);
-		jw_key(&w, "comm");
-		jw_string(&w, row->comm);
-		jw_key(&w, "cgroup_id");
-		jw_u64(&w, row->cgroup_id);
-		jw_key(&w, "cgroup");
-		if (row->cgroup)
-			jw_string(&w, row->cgroup);
-		else
-			jw_null(&w);
-		jw_key(&w, "exited");
-		jw_bool(&w, row->exited);
+		json_row_names(&w, row);
 		jw_key(&w, "overflow");
 		jw_bool(&w, row->overflow);
 		if (row->overflow) {
@@ -675,17 +681,7 @@ static void json(struct output *o, const struct snapshot *snap)
 		jw_u64(&w, row->pid);
 		jw_key(&w, "tid");
 		jw_u64(&w, row->tid);
-		jw_key(&w, "comm");
-		jw_string(&w, row->comm);
-		jw_key(&w, "cgroup_id");
-		jw_u64(&w, row->cgroup_id);
-		jw_key(&w, "cgroup");
-		if (row->cgroup)
-			jw_string(&w, row->cgroup);
-		else
-			jw_null(&w);
-		jw_key(&w, "exited");
-		jw_bool(&w, row->exited);
+		json_row_names(&w, row);
 		json_figures(&w, snap, &row->f);
 		jw_end_object(&w);
 		fputc('\n', o->f);
