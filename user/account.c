@@ -658,14 +658,10 @@ static void threads_cgroups(struct snapshot *snap)
 	size_t i;
 
 	for (i = 0; i < snap->nr_threads; i++) {
-		struct proc_row *t = &snap->threads[i];
-		size_t c;
+		const struct cgroup_row *cg = cgroup_row_get(snap, snap->threads[i].cgroup_id);
 
-		for (c = 0; c < snap->nr_cgroups; c++)
-			if (snap->cgroups[c].id == t->cgroup_id) {
-				t->cgroup = snap->cgroups[c].path;
-				break;
-			}
+		if (cg)
+			snap->threads[i].cgroup = cg->path;
 	}
 }
 
