@@ -88,7 +88,10 @@ static __u64 fake_parent(void *ctx, const char *path, int *depth)
 	return 0;
 }
 
-static void setup(void)
+static bool fake_comm(void *ctx, __u32 pid, char *buf, size_t len);
+
+/* threads: entries are threads (account_opts.threads), processes named by fake_comm */
+static void setup_with(bool threads)
 {
 	struct account_opts o = {
 		.nr_cpus = NCPU,
@@ -96,6 +99,8 @@ static void setup(void)
 		.nr_events = 3,
 		.cgroup_path = fake_path,
 		.cgroup_parent = fake_parent,
+		.process_comm = threads ? fake_comm : NULL,
+		.threads = threads,
 	};
 	size_t i;
 
@@ -113,6 +118,11 @@ static void setup(void)
 		perror("account__new");
 		exit(2);
 	}
+}
+
+static void setup(void)
+{
+	setup_with(false);
 }
 
 static void teardown(void)
@@ -997,23 +1007,11 @@ static const struct proc_row *t_row(const struct proc_row *rows, size_t n, __u32
  */
 static void test_threads_rollup(void)
 {
-	struct account_opts o = {
-		.nr_cpus = NCPU,
-		.stride = sizeof(struct pmbpf_counts),
-		.nr_events = 3,
-		.cgroup_path = fake_path,
-		.cgroup_parent = fake_parent,
-		.process_comm = fake_comm,
-		.threads = true,
-	};
 	const struct proc_row *r;
 	const struct cgroup_row *cg;
 	size_t i;
 
-	setup();
-	account__free(acct);
-	memcpy(o.slot, SLOT, sizeof(SLOT));
-	acct = account__new(&o);
+	setup_with(true);
 
 	/* read 1: threads 100 and 101 in /a, 102 in /a/x; the idle task */
 	t_read();
