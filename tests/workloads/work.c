@@ -117,10 +117,14 @@ struct pool_thread {
 static struct pool_thread pool[POOL_MAX];
 static pthread_barrier_t pool_done;
 
-static void thread_schedstat(unsigned long long *delay, unsigned long long *runs)
+/*
+ * /proc/self/schedstat (the process's main thread), or of the calling thread
+ * with /proc/thread-self/schedstat: on-CPU ns, run-queue wait ns, times run
+ */
+static void schedstat_of(const char *path, unsigned long long *delay, unsigned long long *runs)
 {
 	unsigned long long oncpu = 0;
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	FILE *f = fopen(path, "r");
 
 	*delay = *runs = 0;
 	if (!f)
@@ -130,24 +134,33 @@ static void thread_schedstat(unsigned long long *delay, unsigned long long *runs
 	fclose(f);
 }
 
+static void schedstat(unsigned long long *delay, unsigned long long *runs)
+{
+	schedstat_of("/proc/self/schedstat", delay, runs);
+}
+
+/* Burn ms milliseconds of CPU time by clock clk (the process's or the thread's). */
+static void burn_cpu(clockid_t clk, long ms)
+{
+	double end = now(clk) + ms / 1e3;
+	volatile unsigned long x = 0;
+
+	while (now(clk) < end)
+		x++;
+}
+
 static void *pool_work(void *arg)
 {
 	struct pool_thread *t = arg;
 	char name[16];
-	struct timespec ts;
-	double end;
-	volatile unsigned long x = 0;
 
 	snprintf(name, sizeof(name), "pool-%d", t->i);
 	pthread_setname_np(pthread_self(), name);
 	t->tid = gettid();
 	touch(t->pages);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	end = ts.tv_sec + ts.tv_nsec / 1e9 + t->ms / 1e3;
-	while (now(CLOCK_THREAD_CPUTIME_ID) < end)
-		x++;
+	burn_cpu(CLOCK_THREAD_CPUTIME_ID, t->ms);
 	getrusage(RUSAGE_THREAD, &t->ru);
-	thread_schedstat(&t->delay, &t->runs);
+	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
 	t->cpu_ns = now(CLOCK_THREAD_CPUTIME_ID) * 1e9;
 	if (t->i == 0)
 		return NULL;
@@ -162,12 +175,9 @@ static char *const *texec_argv;
 static void *texec_thread(void *arg)
 {
 	char tid[16], *const *argv = texec_argv;
-	double end = now(CLOCK_THREAD_CPUTIME_ID) + atol(argv[2]) / 1e3;
-	volatile unsigned long x = 0;
 
 	(void)arg;
-	while (now(CLOCK_THREAD_CPUTIME_ID) < end)
-		x++;
+	burn_cpu(CLOCK_THREAD_CPUTIME_ID, atol(argv[2]));
 	snprintf(tid, sizeof(tid), "%d", (int)gettid());
 	setenv("WORK_EXEC_TID", tid, 1);
 	execl("/proc/self/exe", argv[0], "burn", argv[2], (char *)NULL);
@@ -188,20 +198,6 @@ static long status_field(const char *name)
 			v = atol(line + strlen(name) + 1);
 	fclose(f);
 	return v;
-}
-
-/* /proc/self/schedstat: on-CPU ns, run-queue wait ns, times run */
-static void schedstat(unsigned long long *delay, unsigned long long *runs)
-{
-	unsigned long long oncpu = 0;
-	FILE *f = fopen("/proc/self/schedstat", "r");
-
-	*delay = *runs = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu %llu", &oncpu, delay, runs) != 3)
-		*delay = *runs = 0;
-	fclose(f);
 }
 
 static void report(const char *what)
@@ -317,11 +313,7 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL); /* the exec ends this thread */
 		return 1;
 	} else if (!strcmp(argv[1], "burn")) {
-		double end = now(CLOCK_PROCESS_CPUTIME_ID) + atol(argv[2]) / 1e3;
-		volatile unsigned long x = 0;
-
-		while (now(CLOCK_PROCESS_CPUTIME_ID) < end)
-			x++;
+		burn_cpu(CLOCK_PROCESS_CPUTIME_ID, atol(argv[2]));
 		report("burn");
 	} else if (!strcmp(argv[1], "spin")) {
 		double end = now(CLOCK_MONOTONIC) + atof(argv[2]), t, last = 0;
