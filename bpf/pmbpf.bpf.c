@@ -343,20 +343,15 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 static __always_inline void thread_comm_refresh(struct pmbpf_counts *c, struct task_struct *task,
 						const bool btf)
 {
-	char comm[PMBPF_COMM_LEN];
+	__u64 comm[PMBPF_COMM_LEN / 8];
 
 	if (btf) {
-		__u64 lo = *(__u64 *)&task->comm[0], hi = *(__u64 *)&task->comm[8];
-
-		if (lo == *(__u64 *)c->comm && hi == *(__u64 *)&c->comm[8])
-			return;
-		*(__u64 *)c->comm = lo;
-		*(__u64 *)&c->comm[8] = hi;
-		c->comm_ns = bpf_ktime_get_ns();
-		return;
+		comm[0] = *(__u64 *)&task->comm[0];
+		comm[1] = *(__u64 *)&task->comm[8];
+	} else {
+		bpf_get_current_comm(comm, sizeof(comm));
 	}
-	bpf_get_current_comm(comm, sizeof(comm));
-	if (*(__u64 *)comm == *(__u64 *)c->comm && *(__u64 *)&comm[8] == *(__u64 *)&c->comm[8])
+	if (comm[0] == *(__u64 *)c->comm && comm[1] == *(__u64 *)&c->comm[8])
 		return;
 	__builtin_memcpy(c->comm, comm, sizeof(comm));
 	c->comm_ns = bpf_ktime_get_ns();
@@ -395,10 +390,8 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	leader = BPF_CORE_READ(task, group_leader);
 	tmp->total.start_ns = BPF_CORE_READ(leader, start_time);
 	tmp->total.comm_ns = bpf_ktime_get_ns();
-	if (per_thread)
-		BPF_CORE_READ_STR_INTO(&tmp->total.comm, task, comm);
-	else
-		BPF_CORE_READ_STR_INTO(&tmp->total.comm, leader, comm);
+	/* --threads: the thread's own name */
+	BPF_CORE_READ_STR_INTO(&tmp->total.comm, per_thread ? task : leader, comm);
 	err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
 	if (!err || err == -EEXIST)
 		return bpf_map_lookup_elem(&counts, &key);
