@@ -11,6 +11,7 @@
 #include "account.h"
 #include "container.h"
 #include "proctable.h"
+#include "util.h"
 
 #define GRAVE_GENS  5 /* reads during which an exited process is remembered */
 #define VANISH_GENS 3 /* reads an entry may be missing before it is dropped */
@@ -47,20 +48,6 @@ struct account {
 	size_t nr_dels, cap_dels;
 	__u64 vanished;
 };
-
-/* arr (nr of cap elements of size bytes) with room for one more, or NULL. */
-static void *room(void *arr, size_t nr, size_t *cap, size_t size)
-{
-	size_t c;
-
-	if (nr < *cap)
-		return arr;
-	c = *cap ? *cap * 2 : 64;
-	arr = realloc(arr, c * size);
-	if (arr)
-		*cap = c;
-	return arr;
-}
 
 struct account *account__new(const struct account_opts *o)
 {
@@ -112,7 +99,7 @@ __u64 account__vanished(const struct account *a)
 
 static int delete_key(struct account *a, const struct pmbpf_key *key)
 {
-	struct pmbpf_key *dels = room(a->dels, a->nr_dels, &a->cap_dels, sizeof(*dels));
+	struct pmbpf_key *dels = array__room(a->dels, a->nr_dels, &a->cap_dels, sizeof(*dels));
 
 	if (!dels)
 		return -ENOMEM;
@@ -195,7 +182,7 @@ static void counts_sum_cpus(const struct account *a, const char *vals, struct pm
 static void grave_add(struct account *a, const struct pmbpf_key *key,
 		      const struct pmbpf_counts *cum, bool limbo)
 {
-	struct grave *g = room(a->graves, a->nr_graves, &a->cap_graves, sizeof(*g));
+	struct grave *g = array__room(a->graves, a->nr_graves, &a->cap_graves, sizeof(*g));
 
 	if (!g)
 		return;
@@ -294,7 +281,7 @@ static void row_merge(const struct account *a, struct proc_row *row, const struc
 static void marked_add(struct account *a, const struct pmbpf_key *key,
 		       const struct pmbpf_counts *cum)
 {
-	struct pmbpf_exit *m = room(a->marked, a->nr_marked, &a->cap_marked, sizeof(*m));
+	struct pmbpf_exit *m = array__room(a->marked, a->nr_marked, &a->cap_marked, sizeof(*m));
 
 	if (!m)
 		return;
@@ -360,7 +347,7 @@ int account__exit(struct account *a, const void *data, size_t len)
 
 	if (len < sizeof(*x))
 		return 0;
-	x = room(a->exits, a->nr_exits, &a->cap_exits, sizeof(*x));
+	x = array__room(a->exits, a->nr_exits, &a->cap_exits, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
 	a->exits = x;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "delay.h"
+#include "util.h"
 
 struct pair_state {
 	struct pmbpf_delay_key k;
@@ -74,17 +75,12 @@ static int cmp_state(const void *a, const void *b)
 
 static struct delay_pair *add_pair(struct snapshot *snap)
 {
-	struct delay_pair *p;
+	struct delay_pair *p =
+		array__room(snap->delays, snap->nr_delays, &snap->cap_delays, sizeof(*p));
 
-	if (snap->nr_delays == snap->cap_delays) {
-		size_t cap = snap->cap_delays ? snap->cap_delays * 2 : 64;
-
-		p = realloc(snap->delays, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		snap->delays = p;
-		snap->cap_delays = cap;
-	}
+	if (!p)
+		return NULL;
+	snap->delays = p;
 	p = &snap->delays[snap->nr_delays++];
 	memset(p, 0, sizeof(*p));
 	return p;

@@ -3,20 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "snapshot.h"
+#include "util.h"
 
 struct proc_row *snapshot__add_row(struct snapshot *snap)
 {
+	struct proc_row *rows =
+		array__room(snap->rows, snap->nr_rows, &snap->cap_rows, sizeof(*rows));
 	struct proc_row *row;
 
-	if (snap->nr_rows == snap->cap_rows) {
-		size_t cap = snap->cap_rows ? snap->cap_rows * 2 : 256;
-		struct proc_row *rows = realloc(snap->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return NULL;
-		snap->rows = rows;
-		snap->cap_rows = cap;
-	}
+	if (!rows)
+		return NULL;
+	snap->rows = rows;
 	row = &snap->rows[snap->nr_rows++];
 	memset(row, 0, sizeof(*row));
 	return row;
@@ -24,17 +21,13 @@ struct proc_row *snapshot__add_row(struct snapshot *snap)
 
 struct cgroup_row *snapshot__add_cgroup(struct snapshot *snap)
 {
+	struct cgroup_row *rows =
+		array__room(snap->cgroups, snap->nr_cgroups, &snap->cap_cgroups, sizeof(*rows));
 	struct cgroup_row *row;
 
-	if (snap->nr_cgroups == snap->cap_cgroups) {
-		size_t cap = snap->cap_cgroups ? snap->cap_cgroups * 2 : 64;
-		struct cgroup_row *rows = realloc(snap->cgroups, cap * sizeof(*rows));
-
-		if (!rows)
-			return NULL;
-		snap->cgroups = rows;
-		snap->cap_cgroups = cap;
-	}
+	if (!rows)
+		return NULL;
+	snap->cgroups = rows;
 	row = &snap->cgroups[snap->nr_cgroups++];
 	memset(row, 0, sizeof(*row));
 	return row;

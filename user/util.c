@@ -231,3 +231,16 @@ int process__comm(pid_t pid, char *buf, size_t len)
 	fclose(f);
 	return err;
 }
+
+void *array__room(void *arr, size_t nr, size_t *cap, size_t size)
+{
+	size_t c;
+
+	if (nr < *cap)
+		return arr;
+	c = *cap ? *cap * 2 : 64;
+	arr = realloc(arr, c * size);
+	if (arr)
+		*cap = c;
+	return arr;
+}

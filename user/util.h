@@ -55,5 +55,10 @@ int process__check_running(pid_t pid);
  * Returns 0, or -errno (buf "") when it cannot be read.
  */
 int process__comm(pid_t pid, char *buf, size_t len);
+/*
+ * arr (nr of *cap elements of size bytes) with room for one more: realloc'd
+ * to twice the size (64 at first) when full, or NULL (arr untouched).
+ */
+void *array__room(void *arr, size_t nr, size_t *cap, size_t size);
 
 #endif
