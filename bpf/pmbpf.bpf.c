@@ -845,10 +845,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->pend_migrations = migrated;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;
-	st->pend_tgid = per_thread ? (btf ? next->pid : BPF_CORE_READ(next, pid)) : next_tgid;
+	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	st->pend_tgid = per_thread ? st->span_pid : next_tgid;
 	st->span_cgid = next_cgid;
 	st->span_tgid = next_tgid;
-	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 	st->span_want = next_want;
 
 	if (c && dead) {
