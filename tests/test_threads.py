@@ -61,6 +61,8 @@ def test_threads_credited_their_own_work(recorder, fold):
     assert folds == {1 if fold == "on" else 0}, folds
     threads = [r for r in rec.of_type("thread") if r["pid"] == truth["pid"]]
     assert threads, (truth, rec.stderr)
+    # no thread the process did not have: its main thread and the pool's
+    assert {r["tid"] for r in threads} <= {truth["pid"]} | {t["tid"] for t in truth["threads"]}
     for t in truth["threads"]:
         rows = [r for r in threads if r["tid"] == t["tid"]]
         assert rows, ("thread not reported", t)
@@ -143,6 +145,10 @@ def test_threads_sum_to_their_process_every_interval(recorder, fold):
         checked += 1
         pool_checked += proc["pid"] == truth["pid"]
     assert pool_checked >= 3 and checked > pool_checked, (checked, pool_checked)
+    # the system record counts the interval's thread records
+    for sysr in rec.of_type("system"):
+        n = sum(1 for r in rec.of_type("thread") if r["time"] == sysr["time"])
+        assert sysr["threads"] == n, (sysr["threads"], n)
 
 
 def test_by_thread_table_and_csv():
