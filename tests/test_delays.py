@@ -258,7 +258,12 @@ def test_other_cpu_no_attribution(cg):
     ant.kill()
     ant.wait()
     vrows = cgroup_rows(recs, vrel)
-    assert vrows and sum(r["self"]["runq"]["count"] for r in vrows) >= 1000
+    # the victim waited 1,000 times, less the waits pmbpf drops and counts
+    # (waits_unmatched, host-wide: a switch-in 6.18 did not report), as in
+    # test_cgroup's run-queue test
+    lost = [r for r in recs if r["type"] == "system"][-1]["waits_unmatched"]
+    waits = sum(r["self"]["runq"]["count"] for r in vrows)
+    assert vrows and waits >= 1000 - lost, (waits, lost)
     assert delayed(vrows, "delayed_by", arel) == 0, [r["delayed_by"] for r in vrows]
     assert delayed(cgroup_rows(recs, arel), "delayed", vrel) == 0
 
