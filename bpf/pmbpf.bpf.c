@@ -89,6 +89,8 @@ struct cpu_state {
 	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
 	__u32 pend_migrations;
 	__u64 refresh_jiffies; /* tick of the last refresh between unmonitored tasks */
+	__u64 pair_rq; /* this run queue's clock at a switch where it was fresh ... */
+	__u64 pair_kt; /* ... and bpf_ktime_get_ns() then: see flush_clock() */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -204,6 +206,128 @@ static __always_inline void stat_inc(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+/*
+ * The clock of every time figure (on-CPU, off-CPU, run-queue waits, the
+ * clock events' spans, --delays): the scheduler's clock of the run queue,
+ * rq->clock (sched_clock_cpu()), where it is fresh. try_to_wake_up() and
+ * wake_up_new_task() update it before their tracepoints, __schedule()
+ * before sched_switch: there it is three loads instead of a clock read
+ * (bpf_ktime_get_ns() costs 67 ns in this VM).
+ *
+ * But __schedule() skips the update when a wakeup on this run queue has
+ * just updated the clock and asked for the switch (rq_clock_skip_update():
+ * a preempting wakeup; 41% of the switches of the pinned pipe benchmark):
+ * the clock is then the wakeup's, and the run-queue wait of a preempting
+ * wakeup would read 0 (the kernel's own schedstat run_delay does). So each
+ * wakeup leaves the clock it read for its CPU (wake_clocks), and a switch
+ * that finds this CPU's clock unchanged since takes bpf_ktime_get_ns()
+ * instead, moved onto the run-queue clock by a pair of both taken at a
+ * fresh switch (at most once per ms). An update between the wakeup and a
+ * skipped switch (the tick) is not seen: the switch is then timed at that
+ * update, at most a tick early, as the kernel times it.
+ *
+ * The run queue is reached from a task on it, through its fair-class queue
+ * (se.cfs_rq, set for every task of every class when it is placed on a
+ * CPU): the task group's per-CPU queue points to it (FAIR_GROUP_SCHED),
+ * otherwise the run queue embeds it. (runqueues, the per-CPU variable, is
+ * a ksym only with CONFIG_KALLSYMS_ALL, which this host's kernel lacks.)
+ */
+#define CLOCK_PAIR_NS 1000000ULL
+
+/* The last clock a wakeup read on each CPU's run queue; a cache line each. */
+struct wake_clock {
+	__u64 clock;
+	__u64 pad[7];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* possible CPUs: set by userspace */
+	__type(key, __u32);
+	__type(value, struct wake_clock);
+} wake_clocks SEC(".maps");
+
+/* The run queue p is on. btf: p is a trusted pointer (plain loads). */
+static __always_inline struct rq *task_rq(struct task_struct *p, const bool btf)
+{
+	struct cfs_rq *cfs;
+
+	if (bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
+		if (btf)
+			return p->se.cfs_rq->rq;
+		return BPF_CORE_READ(p, se.cfs_rq, rq);
+	}
+	cfs = BPF_CORE_READ(p, se.cfs_rq);
+	return (struct rq *)((void *)cfs - bpf_core_field_offset(struct rq, cfs));
+}
+
+/* The clock of p's run queue; its CPU in *cpu when cpu is not NULL. */
+static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, const bool btf)
+{
+	struct rq *rq = task_rq(p, btf);
+
+	if (btf && bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
+		if (cpu)
+			*cpu = rq->cpu;
+		return rq->clock;
+	}
+	if (cpu)
+		*cpu = BPF_CORE_READ(rq, cpu);
+	return BPF_CORE_READ(rq, clock);
+}
+
+/* bpf_ktime_get_ns() on this CPU's run-queue clock (its last pair), never before rq_now. */
+static __always_inline __u64 clock_estimate(struct cpu_state *st, __u64 rq_now)
+{
+	__u64 est;
+
+	if (!st->pair_kt)
+		return rq_now;
+	est = st->pair_rq + (bpf_ktime_get_ns() - st->pair_kt);
+	return (__s64)(est - rq_now) > 0 ? est : rq_now;
+}
+
+/* At sched_wakeup(_new): the clock of the run queue p was just queued on. */
+static __always_inline __u64 wakeup_clock(struct task_struct *p, const bool btf)
+{
+	struct wake_clock *wc;
+	__u32 cpu = 0;
+	__u64 now = task_rq_clock(p, &cpu, btf);
+
+	wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
+	if (wc)
+		wc->clock = now;
+	return now;
+}
+
+/* At sched_switch on cpu (next is on its run queue): now. */
+static __always_inline __u64 switch_clock(struct cpu_state *st, struct task_struct *next, __u32 cpu,
+					  const bool btf)
+{
+	struct wake_clock *wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
+	__u64 now = task_rq_clock(next, NULL, btf);
+
+	if (wc && wc->clock == now)
+		return clock_estimate(st, now); /* the update was skipped */
+	if (now - st->pair_rq >= CLOCK_PAIR_NS) {
+		st->pair_rq = now;
+		st->pair_kt = bpf_ktime_get_ns();
+	}
+	return now;
+}
+
+/*
+ * Outside the scheduler (flush, a task moving itself to another cgroup) the
+ * run-queue clock can be a tick old, and on an idle CPU as old as its idle
+ * time: the estimate. The two clocks drift apart by the NTP correction
+ * (ppm) over the pair's age; a span that would start before the previous
+ * one ended is cut to 0 (attribute()), so the time stays conserved.
+ */
+static __always_inline __u64 flush_clock(struct cpu_state *st, struct task_struct *current)
+{
+	return clock_estimate(st, task_rq_clock(current, NULL, false));
 }
 
 #include "delay.bpf.h"
@@ -443,8 +567,13 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				      __u64 runtime)
 {
 	struct bpf_perf_event_value v;
-	__u64 span = now - st->last_ns, mine = span;
+	__u64 span, mine;
 	__u32 i;
+
+	if (now < st->last_ns)
+		now = st->last_ns; /* a flush's estimate ran ahead (flush_clock()) */
+	span = now - st->last_ns;
+	mine = span;
 
 	if (runtime && runtime < span)
 		mine = runtime;
@@ -725,9 +854,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	next_tgid = btf ? next->tgid : BPF_CORE_READ(next, tgid);
 	want = wanted(prev, tgid, btf);
 	next_want = wanted(next, next_tgid, btf);
-	/* --delays: every span counts, monitored or not (the runner may be anyone) */
-	if (delay_on && !want && !next_want)
-		delay_span_end(tgid, bpf_get_current_cgroup_id(), bpf_ktime_get_ns());
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (!st)
+		return 0;
+	cpu = bpf_get_smp_processor_id();
 	/*
 	 * Filtering: counters are read only where a monitored task's span
 	 * starts or ends, and at the first switch of each tick, so that this
@@ -736,24 +866,27 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	 * clock: reading the clock here cost ~45 ns per switch.
 	 */
 	if (!want && !next_want) {
-		st = bpf_map_lookup_elem(&cpu_states, &zero);
-		if (!st || !st->valid)
+		now = 0;
+		/* --delays: every span counts, monitored or not (the runner may be anyone) */
+		if (delay_on) {
+			now = switch_clock(st, next, cpu, btf);
+			delay_span_end(tgid, bpf_get_current_cgroup_id(), now);
+		}
+		if (!st->valid)
 			return 0;
 		tick = bpf_jiffies64();
 		if (tick == st->refresh_jiffies)
 			return 0;
 		st->refresh_jiffies = tick;
-		attribute(st, NULL, NULL, 0, bpf_get_smp_processor_id(), bpf_ktime_get_ns(), 0);
+		if (!now)
+			now = switch_clock(st, next, cpu, btf);
+		attribute(st, NULL, NULL, 0, cpu, now, 0);
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		st->span_want = 0;
 		return 0;
 	}
 
-	st = bpf_map_lookup_elem(&cpu_states, &zero);
-	if (!st)
-		return 0;
-	now = bpf_ktime_get_ns();
-	cpu = bpf_get_smp_processor_id();
+	now = switch_clock(st, next, cpu, btf);
 	if (!preempt && prev_state != TASK_RUNNING)
 		st->pend_nvcsw++;
 	else
@@ -779,13 +912,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (next_tgid && next_want) {
 		ts = ts_get(next, false, btf);
 		if (ts) {
+			/* set on another run queue: its clock may be a little ahead */
 			if (ts->wakeup_ns) {
-				lat = now - ts->wakeup_ns;
+				lat = now > ts->wakeup_ns ? now - ts->wakeup_ns : 0;
 				has_lat = true;
 				ts->wakeup_ns = 0;
 			}
 			if (ts->offcpu_ns) {
-				off = now - ts->offcpu_ns;
+				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;
 				ts->offcpu_ns = 0;
 			}
 			migrated = ts->last_cpu && ts->last_cpu != cpu + 1;
@@ -916,13 +1050,15 @@ int switch_raw_mark(unsigned long long *ctx)
 static __always_inline int on_wakeup(struct task_struct *p, const bool btf)
 {
 	struct task_ts *ts;
+	__u64 now;
 
 	stat_inc(PMBPF_STAT_WAKEUPS);
+	now = wakeup_clock(p, btf); /* every wakeup: it may leave a switch's clock stale */
 	if (filter_tgid && BPF_CORE_READ(p, tgid) != filter_tgid)
 		return 0;
 	ts = ts_get(p, true, btf);
 	if (ts)
-		ts->wakeup_ns = bpf_ktime_get_ns();
+		ts->wakeup_ns = now;
 	return 0;
 }
 
@@ -1012,7 +1148,7 @@ static __always_inline int credit_current(bool moved)
 			rest = span_owner(st);
 	}
 	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(),
-		  bpf_ktime_get_ns(), runtime);
+		  flush_clock(st, task), runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;

@@ -432,6 +432,7 @@ static int load(struct bpfload *bl, void *ctx)
 	bpf_map__set_max_entries(skel->maps.events,
 				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
+	bpf_map__set_max_entries(skel->maps.wake_clocks, s->nr_cpus);
 	bpf_map__set_value_size(skel->maps.counts, s->value_size);
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err) {
