@@ -35,6 +35,22 @@
  *   work texec MS             a second thread burns MS ms of CPU and then execs
  *                             "work burn MS" (the kernel gives it the process's id);
  *                             the report is burn's, with "exec_tid": the thread's id
+ *   work naps K MS,..         a thread per MS: thread i names itself nap-i, then K times
+ *                             burns 1 ms of its CPU time and sleeps MS[i] ms. Each
+ *                             thread's window runs from its first instruction to its
+ *                             last figure read, after which it pauses for good: the
+ *                             report (once all are done) lists each thread's wall and
+ *                             CPU time (CLOCK_THREAD_CPUTIME_ID) over its window, their
+ *                             difference (its time off the CPU), the most of it in one
+ *                             step (barrier, burn and sleep, the last reads), and its
+ *                             switches (getrusage(RUSAGE_THREAD), schedstat); the
+ *                             process exits at the end of its stdin
+ *   work movers A B N M       pinned to CPU A, two threads: hop pins itself to B, A,
+ *                             B, .. N times, burning 1 ms of its CPU time after each
+ *                             move; nap stays on A and sleeps 1 ms M times. The report
+ *                             gives each one's moves and se.nr_migrations before and
+ *                             after (/proc/thread-self/sched), then the process waits
+ *                             for the end of its stdin, its threads paused
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
  *                             a tight loop; every jump of the clock of 2 us or more
  *                             is time off the CPU (a wait in the run queue, for a
@@ -170,6 +186,168 @@ static void *pool_work(void *arg)
 	return NULL;
 }
 
+/*
+ * naps and movers: a thread's figures at the end of its work; the process
+ * exits only when its stdin ends, the threads paused for good (their last
+ * switch-out never followed by a switch-in a recorder stopped before sees)
+ */
+struct held_thread {
+	int i;
+	long steps, ms;
+	pid_t tid;
+	double wall_ns, cpu_ns, max_off_ns;
+	long nvcsw, nivcsw, migrations_before, migrations_after;
+	unsigned long long delay, runs;
+};
+
+static struct held_thread held[POOL_MAX];
+static pthread_barrier_t held_alive;
+static int held_done;
+static int held_cpu[2];
+
+/* The value of field name in a /proc sched file (CONFIG_SCHED_DEBUG), or -1. */
+static long sched_field(const char *path, const char *name)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, strlen(name)) && strchr(line, ':'))
+			v = atol(strchr(line, ':') + 1);
+	fclose(f);
+	return v;
+}
+
+/* Done: the main thread polls the count (a wakeup could preempt this thread). */
+static void held_finish(void)
+{
+	__atomic_fetch_add(&held_done, 1, __ATOMIC_RELEASE);
+	for (;;)
+		pause();
+}
+
+/* Wall time minus the thread's CPU time since it started: its time off the CPU. */
+static double off_cpu_now(double wall0, double cpu0)
+{
+	double cpu = now(CLOCK_THREAD_CPUTIME_ID), wall = now(CLOCK_MONOTONIC);
+
+	return (wall - wall0 - (cpu - cpu0)) * 1e9;
+}
+
+static void *nap_work(void *arg)
+{
+	double wall0 = now(CLOCK_MONOTONIC), cpu0 = now(CLOCK_THREAD_CPUTIME_ID);
+	struct timespec nap;
+	struct held_thread *t = arg;
+	struct rusage ru;
+	double off = 0, prev = 0;
+	char name[16];
+	long k;
+
+	snprintf(name, sizeof(name), "nap-%d", t->i);
+	pthread_setname_np(pthread_self(), name);
+	t->tid = gettid();
+	nap.tv_sec = t->ms / 1000;
+	nap.tv_nsec = t->ms % 1000 * 1000000L;
+	pthread_barrier_wait(&held_alive);
+	for (k = 0; k <= t->steps; k++) {
+		off = off_cpu_now(wall0, cpu0);
+		if (off - prev > t->max_off_ns)
+			t->max_off_ns = off - prev;
+		prev = off;
+		if (k == t->steps)
+			break;
+		burn_cpu(CLOCK_THREAD_CPUTIME_ID, 1);
+		nanosleep(&nap, NULL);
+	}
+	getrusage(RUSAGE_THREAD, &ru);
+	t->nvcsw = ru.ru_nvcsw;
+	t->nivcsw = ru.ru_nivcsw;
+	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
+	t->cpu_ns = (now(CLOCK_THREAD_CPUTIME_ID) - cpu0) * 1e9;
+	t->wall_ns = (now(CLOCK_MONOTONIC) - wall0) * 1e9;
+	if (t->wall_ns - t->cpu_ns - prev > t->max_off_ns)
+		t->max_off_ns = t->wall_ns - t->cpu_ns - prev;
+	held_finish();
+	return NULL;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("sched_setaffinity");
+		exit(1);
+	}
+}
+
+/* Thread 0 hops between the two CPUs, thread 1 naps on the first (inherited). */
+static void *mover_work(void *arg)
+{
+	struct held_thread *t = arg;
+	struct timespec nap = { .tv_nsec = 1000000L };
+	struct rusage ru;
+	long k;
+
+	pthread_setname_np(pthread_self(), t->i ? "nap" : "hop");
+	t->tid = gettid();
+	t->migrations_before = sched_field("/proc/thread-self/sched", "se.nr_migrations");
+	pthread_barrier_wait(&held_alive);
+	for (k = 0; k < t->steps; k++) {
+		if (t->i) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		pin(held_cpu[(k + 1) % 2]);
+		burn_cpu(CLOCK_THREAD_CPUTIME_ID, 1);
+	}
+	getrusage(RUSAGE_THREAD, &ru);
+	t->nvcsw = ru.ru_nvcsw;
+	t->nivcsw = ru.ru_nivcsw;
+	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
+	t->migrations_after = sched_field("/proc/thread-self/sched", "se.nr_migrations");
+	held_finish();
+	return NULL;
+}
+
+/* Start n threads of fn on held[], wait until all are done, print the report's head. */
+static int held_run(int n, void *(*fn)(void *), const char *what)
+{
+	pthread_t t;
+	int i;
+
+	pthread_barrier_init(&held_alive, NULL, n);
+	for (i = 0; i < n; i++) {
+		held[i].i = i;
+		if (pthread_create(&t, NULL, fn, &held[i]))
+			return -1;
+	}
+	while (__atomic_load_n(&held_done, __ATOMIC_ACQUIRE) < n) {
+		struct timespec poll = { .tv_nsec = 10000000L };
+
+		nanosleep(&poll, NULL);
+	}
+	printf("{\"pid\":%d,\"what\":\"%s\",\"threads\":[", getpid(), what);
+	return 0;
+}
+
+/* The report's end; the process exits at the end of its stdin. */
+static void held_end(void)
+{
+	char buf[64];
+
+	printf("]}\n");
+	fflush(stdout);
+	while (fgets(buf, sizeof(buf), stdin))
+		;
+}
+
 static char *const *texec_argv;
 
 static void *texec_thread(void *arg)
@@ -291,7 +469,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|gate|threads|pool ARGS\n");
+			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|hop|gate|threads|pool|naps|movers ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "touch")) {
@@ -421,32 +599,16 @@ int main(int argc, char **argv)
 		printf("{\"first_cpu_ns\":%.0f}\n", first * 1e9);
 		report("migrate");
 	} else if (!strcmp(argv[1], "hop") && argc > 3) {
-		long n = atol(argv[2]), i;
-		char line[256];
-		FILE *f;
+		long n = atol(argv[2]), i, migrations;
 
 		for (i = 0; i < n; i++) {
-			cpu_set_t set;
-			double end;
-			volatile unsigned long x = 0;
-
-			CPU_ZERO(&set);
-			CPU_SET(i % 2, &set);
-			if (sched_setaffinity(0, sizeof(set), &set)) {
-				perror("sched_setaffinity");
-				return 1;
-			}
-			end = now(CLOCK_PROCESS_CPUTIME_ID) + atol(argv[3]) / 1e3;
-			while (now(CLOCK_PROCESS_CPUTIME_ID) < end)
-				x++;
+			pin(i % 2);
+			burn_cpu(CLOCK_PROCESS_CPUTIME_ID, atol(argv[3]));
 		}
 		/* the scheduler's own count of this thread's moves (CONFIG_SCHED_DEBUG) */
-		f = fopen("/proc/self/sched", "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strncmp(line, "se.nr_migrations", 16))
-				printf("{\"nr_migrations\":%ld}\n", atol(strchr(line, ':') + 1));
-		if (f)
-			fclose(f);
+		migrations = sched_field("/proc/self/sched", "se.nr_migrations");
+		if (migrations >= 0)
+			printf("{\"nr_migrations\":%ld}\n", migrations);
 		report("hop");
 	} else if (!strcmp(argv[1], "threads") && argc > 4) {
 		int n = atoi(argv[2]), i;
@@ -494,6 +656,46 @@ int main(int argc, char **argv)
 		printf("]}\n");
 		fflush(stdout);
 		nanosleep(&hold, NULL);
+	} else if (!strcmp(argv[1], "naps") && argc > 3) {
+		char *ms = argv[3];
+		int n = 0, i;
+
+		while (n < POOL_MAX && *ms) {
+			held[n].steps = atol(argv[2]);
+			held[n++].ms = strtol(ms, &ms, 10);
+			if (*ms == ',')
+				ms++;
+		}
+		if (held_run(n, nap_work, "naps"))
+			return 1;
+		for (i = 0; i < n; i++)
+			printf("%s{\"tid\":%d,\"comm\":\"nap-%d\",\"naps\":%ld,\"ms\":%ld,"
+			       "\"wall_ns\":%.0f,\"cpu_ns\":%.0f,\"offcpu_ns\":%.0f,"
+			       "\"max_off_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,"
+			       "\"run_delay_ns\":%llu,\"runs\":%llu}",
+			       i ? "," : "", held[i].tid, i, held[i].steps, held[i].ms,
+			       held[i].wall_ns, held[i].cpu_ns, held[i].wall_ns - held[i].cpu_ns,
+			       held[i].max_off_ns, held[i].nvcsw, held[i].nivcsw, held[i].delay,
+			       held[i].runs);
+		held_end();
+	} else if (!strcmp(argv[1], "movers") && argc > 5) {
+		int i;
+
+		held_cpu[0] = atoi(argv[2]);
+		held_cpu[1] = atoi(argv[3]);
+		held[0].steps = atol(argv[4]);
+		held[1].steps = atol(argv[5]);
+		pin(held_cpu[0]);
+		if (held_run(2, mover_work, "movers"))
+			return 1;
+		for (i = 0; i < 2; i++)
+			printf("%s{\"tid\":%d,\"comm\":\"%s\",\"moves\":%ld,\"naps\":%ld,"
+			       "\"nr_migrations\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld,\"runs\":%llu}",
+			       i ? "," : "", held[i].tid, i ? "nap" : "hop", i ? 0 : held[i].steps,
+			       i ? held[i].steps : 0,
+			       held[i].migrations_after - held[i].migrations_before, held[i].nvcsw,
+			       held[i].nivcsw, held[i].runs);
+		held_end();
 	} else if (!strcmp(argv[1], "gate") && argc > 3) {
 		double end;
 		char buf[16];
