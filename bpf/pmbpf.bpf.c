@@ -89,8 +89,6 @@ struct cpu_state {
 	__u32 bank; /* which half of events holds this CPU's counters (rebase) */
 	__u32 pend_migrations;
 	__u64 refresh_jiffies; /* tick of the last refresh between unmonitored tasks */
-	__u64 pair_rq; /* this run queue's clock at a switch where it was fresh ... */
-	__u64 pair_kt; /* ... and bpf_ktime_get_ns() then: see flush_clock() */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -223,9 +221,11 @@ static __always_inline void stat_inc(__u32 idx)
  * wakeup would read 0 (the kernel's own schedstat run_delay does). So each
  * wakeup leaves the clock it read for its CPU (wake_clocks), and a switch
  * that finds this CPU's clock unchanged since takes bpf_ktime_get_ns()
- * instead, moved onto the run-queue clock by a pair of both taken at a
- * fresh switch (at most once per ms). An update between the wakeup and a
- * skipped switch (the tick) is not seen: the switch is then timed at that
+ * instead, moved onto the run-queue clock by a pair of both readings that a
+ * wakeup took on this CPU's run queue (at most once per ms per CPU). A
+ * wakeup's clock is always fresh; a switch's is not known to be: an update
+ * between the wakeup and a skipped switch (the tick) makes the switch read
+ * that update's clock, unlike the wakeup's, and it is then timed at that
  * update, at most a tick early, as the kernel times it.
  *
  * The run queue is reached from a task on it, through its fair-class queue
@@ -236,10 +236,15 @@ static __always_inline void stat_inc(__u32 idx)
  */
 #define CLOCK_PAIR_NS 1000000ULL
 
-/* The last clock a wakeup read on each CPU's run queue; a cache line each. */
+/*
+ * What wakeups read on each CPU's run queue (written under its lock): the
+ * last clock, and a pair of the clock and bpf_ktime_get_ns(). A cache line each.
+ */
 struct wake_clock {
 	__u64 clock;
-	__u64 pad[7];
+	__u64 pair_rq;
+	__u64 pair_kt;
+	__u64 pad[5];
 };
 
 struct {
@@ -278,14 +283,14 @@ static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, co
 	return BPF_CORE_READ(rq, clock);
 }
 
-/* bpf_ktime_get_ns() on this CPU's run-queue clock (its last pair), never before rq_now. */
-static __always_inline __u64 clock_estimate(struct cpu_state *st, __u64 rq_now)
+/* bpf_ktime_get_ns() on a run queue's clock (by its pair in wc), never before rq_now. */
+static __always_inline __u64 clock_estimate(const struct wake_clock *wc, __u64 rq_now)
 {
 	__u64 est;
 
-	if (!st->pair_kt)
+	if (!wc || !wc->pair_kt)
 		return rq_now;
-	est = st->pair_rq + (bpf_ktime_get_ns() - st->pair_kt);
+	est = wc->pair_rq + (bpf_ktime_get_ns() - wc->pair_kt);
 	return (__s64)(est - rq_now) > 0 ? est : rq_now;
 }
 
@@ -297,24 +302,24 @@ static __always_inline __u64 wakeup_clock(struct task_struct *p, const bool btf)
 	__u64 now = task_rq_clock(p, &cpu, btf);
 
 	wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
-	if (wc)
-		wc->clock = now;
+	if (!wc)
+		return now;
+	wc->clock = now;
+	if (now - wc->pair_rq >= CLOCK_PAIR_NS) {
+		wc->pair_rq = now;
+		wc->pair_kt = bpf_ktime_get_ns();
+	}
 	return now;
 }
 
 /* At sched_switch on cpu (next is on its run queue): now. */
-static __always_inline __u64 switch_clock(struct cpu_state *st, struct task_struct *next, __u32 cpu,
-					  const bool btf)
+static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, const bool btf)
 {
 	struct wake_clock *wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
 	__u64 now = task_rq_clock(next, NULL, btf);
 
 	if (wc && wc->clock == now)
-		return clock_estimate(st, now); /* the update was skipped */
-	if (now - st->pair_rq >= CLOCK_PAIR_NS) {
-		st->pair_rq = now;
-		st->pair_kt = bpf_ktime_get_ns();
-	}
+		return clock_estimate(wc, now); /* the update was skipped */
 	return now;
 }
 
@@ -325,9 +330,12 @@ static __always_inline __u64 switch_clock(struct cpu_state *st, struct task_stru
  * (ppm) over the pair's age; a span that would start before the previous
  * one ended is cut to 0 (attribute()), so the time stays conserved.
  */
-static __always_inline __u64 flush_clock(struct cpu_state *st, struct task_struct *current)
+static __always_inline __u64 flush_clock(struct task_struct *current)
 {
-	return clock_estimate(st, task_rq_clock(current, NULL, false));
+	__u32 cpu = bpf_get_smp_processor_id();
+
+	return clock_estimate(bpf_map_lookup_elem(&wake_clocks, &cpu),
+			      task_rq_clock(current, NULL, false));
 }
 
 #include "delay.bpf.h"
@@ -869,7 +877,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		now = 0;
 		/* --delays: every span counts, monitored or not (the runner may be anyone) */
 		if (delay_on) {
-			now = switch_clock(st, next, cpu, btf);
+			now = switch_clock(next, cpu, btf);
 			delay_span_end(tgid, bpf_get_current_cgroup_id(), now);
 		}
 		if (!st->valid)
@@ -879,14 +887,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			return 0;
 		st->refresh_jiffies = tick;
 		if (!now)
-			now = switch_clock(st, next, cpu, btf);
+			now = switch_clock(next, cpu, btf);
 		attribute(st, NULL, NULL, 0, cpu, now, 0);
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		st->span_want = 0;
 		return 0;
 	}
 
-	now = switch_clock(st, next, cpu, btf);
+	now = switch_clock(next, cpu, btf);
 	if (!preempt && prev_state != TASK_RUNNING)
 		st->pend_nvcsw++;
 	else
@@ -1148,7 +1156,7 @@ static __always_inline int credit_current(bool moved)
 			rest = span_owner(st);
 	}
 	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(),
-		  flush_clock(st, task), runtime);
+		  flush_clock(task), runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;

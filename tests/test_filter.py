@@ -8,8 +8,10 @@ accounting of the same cgroup (cpu.stat) and with the workloads' getrusage.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -58,18 +60,29 @@ class Filtered:
 
     def __init__(self, cg, events, filtered=True):
         self.cg, self.events = cg, events
+        # to a file, not a pipe: a pipe nobody reads fills, and pmbpf's
+        # collections then wait on the write (exit records pile up)
+        self.out = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(
             [PMBPF, "record", "-o", "json", "-b", "cgroup", "-i", "0.5", "-e", ",".join(events)]
             + (["-G", cg.path] if filtered else []),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        assert '"session"' in line, self.proc.stderr.read()
+            stdout=self.out, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 20
+        while True:
+            self.out.seek(0)
+            if '"session"' in self.out.readline():
+                break
+            assert self.proc.poll() is None and time.monotonic() < deadline, \
+                self.proc.stderr.read()
+            time.sleep(0.02)
 
     def stop(self):
         self.proc.send_signal(signal.SIGINT)
-        out, err = self.proc.communicate(timeout=30)
+        _, err = self.proc.communicate(timeout=30)
         assert self.proc.returncode == 0, err
-        recs = [json.loads(l) for l in out.splitlines()]
+        self.out.seek(0)
+        recs = [json.loads(l) for l in self.out.read().splitlines()]
+        self.out.close()
         rows = [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == self.cg.rel]
         totals = {"oncpu_s": sum(r["oncpu_ns"] for r in rows) / 1e9}
         for e in self.events:
@@ -96,23 +109,49 @@ print(json.dumps({"started": started,
 """
 
 
+class PerfCgroup:
+    """perf stat -a -G CG -e task-clock: the cgroup's tasks' time from each switch-in to
+    its switch-out, which is what pmbpf measures (perf's cgroup events are switched
+    at the context switch)."""
+
+    def __init__(self, cg):
+        self.proc = subprocess.Popen(["perf", "stat", "-a", "-x", ",", "-e", "task-clock",
+                                      "-G", cg.rel.lstrip("/")],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        for line in err.splitlines():
+            f = line.split(",")
+            if len(f) > 4 and f[2] == "task-clock":
+                assert f[0] not in ("<not counted>", "<not supported>"), err
+                return float(f[0]) / 1e3  # msec
+        raise AssertionError("no task-clock in perf's output: " + err)
+
+
 @pytest.mark.parametrize("run", range(3))
 def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     """2,000 short-lived processes a minute in a filtered cgroup (issue 18's scenario):
-    CPU time and task-clock within 1% of the cgroup's cpu.stat, page faults within 1%
-    of the unfiltered path's figure for the same cgroup in the same run (the kernel
+    CPU time and task-clock within 1% of perf's task-clock for the same cgroup in the
+    same run (perf stat -a -G), and not above the cgroup's cpu.stat; page faults within
+    1% of the unfiltered path's figure for the same cgroup in the same run (the kernel
     keeps no per-cgroup fault count on a cgroup without the memory controller, and the
     spawner's own rusage includes faults from before it entered the cgroup)."""
+    if not shutil.which("perf"):
+        pytest.skip("perf (linux-perf) is not installed: deploy/install-deps.sh installs it")
     cg = Cgroup(f"churn{run}")
     try:
         rec = Filtered(cg, ["task-clock", "page-faults"])
         ref = Filtered(cg, ["task-clock", "page-faults"], filtered=False)
+        perf = PerfCgroup(cg)
         time.sleep(0.3)
         u0 = cg.usage_s()
         sp = subprocess.run(["/usr/bin/python3", "-c", SPAWNER, WORK, "8"], preexec_fn=cg.enter,
                             capture_output=True, text=True, check=True)
         time.sleep(0.6)
         truth_s = cg.usage_s() - u0
+        perf_s = perf.stop()
         got = rec.stop()
         unfiltered = ref.stop()
     finally:
@@ -121,16 +160,19 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     assert ru["started"] >= 200, ru
     # the kernel's two views agree first: otherwise the scenario itself is off
     assert abs(ru["cpu_s"] - truth_s) <= 0.01 * truth_s + 0.01, (ru, truth_s)
-    # The unfiltered path's own deviation from cpu.stat in the same run (up to
-    # +1.9% seen at load 10-20, within 0.6% on a quieter host) is pmbpf's span
-    # clock against the scheduler's: the filter may add at most 1% to it. (Not
-    # compared with the unfiltered path's time directly: for a switch-in the
-    # kernel did not report, that path credits the task leaving with the time
-    # of the task before it too, which the filtered path does not.)
-    base_err = abs(unfiltered["oncpu_s"] - truth_s)
+    # The reference is perf's switch-in to switch-out time of the cgroup's tasks.
+    # cpu.stat (and rusage, schedstat) also charge a task woken on an idle CPU
+    # from its wakeup, which updates the scheduler's clock and has the switch out
+    # of idle skip that update (rq_clock_skip_update(): the idle task counts as
+    # queued), so it reads more than any switch-to-switch measure: 8-64 us per
+    # such wakeup here, 9-10 ms in this scene (1,600 sleeps of the spawner), 1% of
+    # its time. The filter may add at most 1% to the unfiltered path's own
+    # deviation from perf in the same run.
+    base_err = abs(unfiltered["oncpu_s"] - perf_s)
     for name, value in (("oncpu_s", got["oncpu_s"]), ("task-clock", got["task-clock"] / 1e9)):
-        assert abs(value - truth_s) <= TOLERANCE * truth_s + base_err, (name, value, truth_s, ru,
-                                                                         unfiltered)
+        assert abs(value - perf_s) <= TOLERANCE * perf_s + base_err, \
+            (name, value, perf_s, truth_s, ru, unfiltered)
+        assert value <= truth_s * (1 + TOLERANCE), (name, value, truth_s, perf_s)
     # page faults: at least every child's (born in the cgroup), and what the
     # unfiltered path credits the same cgroup
     assert got["page-faults"] >= ru["children_faults"], (got, ru)
