@@ -229,6 +229,17 @@ static void held_finish(void)
 		pause();
 }
 
+/* The thread's switches so far, its own count and the scheduler's. */
+static void held_switches(struct held_thread *t)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	t->nvcsw = ru.ru_nvcsw;
+	t->nivcsw = ru.ru_nivcsw;
+	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
+}
+
 /* Wall time minus the thread's CPU time since it started: its time off the CPU. */
 static double off_cpu_now(double wall0, double cpu0)
 {
@@ -242,7 +253,6 @@ static void *nap_work(void *arg)
 	double wall0 = now(CLOCK_MONOTONIC), cpu0 = now(CLOCK_THREAD_CPUTIME_ID);
 	struct timespec nap;
 	struct held_thread *t = arg;
-	struct rusage ru;
 	double off = 0, prev = 0;
 	char name[16];
 	long k;
@@ -263,10 +273,7 @@ static void *nap_work(void *arg)
 		burn_cpu(CLOCK_THREAD_CPUTIME_ID, 1);
 		nanosleep(&nap, NULL);
 	}
-	getrusage(RUSAGE_THREAD, &ru);
-	t->nvcsw = ru.ru_nvcsw;
-	t->nivcsw = ru.ru_nivcsw;
-	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
+	held_switches(t);
 	t->cpu_ns = (now(CLOCK_THREAD_CPUTIME_ID) - cpu0) * 1e9;
 	t->wall_ns = (now(CLOCK_MONOTONIC) - wall0) * 1e9;
 	if (t->wall_ns - t->cpu_ns - prev > t->max_off_ns)
@@ -292,7 +299,6 @@ static void *mover_work(void *arg)
 {
 	struct held_thread *t = arg;
 	struct timespec nap = { .tv_nsec = 1000000L };
-	struct rusage ru;
 	long k;
 
 	pthread_setname_np(pthread_self(), t->i ? "nap" : "hop");
@@ -307,10 +313,7 @@ static void *mover_work(void *arg)
 		pin(held_cpu[(k + 1) % 2]);
 		burn_cpu(CLOCK_THREAD_CPUTIME_ID, 1);
 	}
-	getrusage(RUSAGE_THREAD, &ru);
-	t->nvcsw = ru.ru_nvcsw;
-	t->nivcsw = ru.ru_nivcsw;
-	schedstat_of("/proc/thread-self/schedstat", &t->delay, &t->runs);
+	held_switches(t);
 	t->migrations_after = sched_field("/proc/thread-self/sched", "se.nr_migrations");
 	held_finish();
 	return NULL;
