@@ -254,27 +254,29 @@ struct {
 	__type(value, struct wake_clock);
 } wake_clocks SEC(".maps");
 
-/*
- * The clock of the run queue p is on; its CPU in *cpu when cpu is not NULL.
- * btf (p a trusted pointer) with FAIR_GROUP_SCHED: plain loads through the
- * task group's per-CPU queue; otherwise probe reads, through that queue or
- * from the run queue that embeds it.
- */
-static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, const bool btf)
+/* The run queue p is on. btf: p is a trusted pointer (plain loads). */
+static __always_inline struct rq *task_rq(struct task_struct *p, const bool btf)
 {
-	struct rq *rq;
+	struct cfs_rq *cfs;
 
 	if (bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
-		if (btf) {
-			rq = p->se.cfs_rq->rq;
-			if (cpu)
-				*cpu = rq->cpu;
-			return rq->clock;
-		}
-		rq = BPF_CORE_READ(p, se.cfs_rq, rq);
-	} else {
-		rq = (struct rq *)((void *)BPF_CORE_READ(p, se.cfs_rq) -
-				   bpf_core_field_offset(struct rq, cfs));
+		if (btf)
+			return p->se.cfs_rq->rq;
+		return BPF_CORE_READ(p, se.cfs_rq, rq);
+	}
+	cfs = BPF_CORE_READ(p, se.cfs_rq);
+	return (struct rq *)((void *)cfs - bpf_core_field_offset(struct rq, cfs));
+}
+
+/* The clock of p's run queue; its CPU in *cpu when cpu is not NULL. */
+static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, const bool btf)
+{
+	struct rq *rq = task_rq(p, btf);
+
+	if (btf && bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
+		if (cpu)
+			*cpu = rq->cpu;
+		return rq->clock;
 	}
 	if (cpu)
 		*cpu = BPF_CORE_READ(rq, cpu);
