@@ -37,6 +37,12 @@ const volatile __u8 ev_timed[PMBPF_MAX_EVENTS] = {};
  */
 const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
 /*
+ * 1 for context-switches: the kernel adds 1 to it per switch-out of the
+ * task (perf_event_task_sched_out(), right after sched_switch), which this
+ * program sees; the same count without a perf read per switch.
+ */
+const volatile __u8 ev_switches[PMBPF_MAX_EVENTS] = {};
+/*
  * tp_btf: a switch credits the thread's task storage, and userspace runs
  * the fold iterator before each read (only where it sees every task: in the
  * initial pid namespace).
@@ -575,7 +581,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				      __u64 runtime)
 {
 	struct bpf_perf_event_value v;
-	__u64 span, mine;
+	__u64 span, mine, switches = st->pend_nvcsw + st->pend_nivcsw;
 	__u32 i;
 
 	if (now < st->last_ns)
@@ -630,8 +636,8 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		if (i >= nr_events)
 			break;
-		if (ev_clock[i]) {
-			v.counter = st->last[i].value + span;
+		if (ev_clock[i] || ev_switches[i]) {
+			v.counter = st->last[i].value + (ev_clock[i] ? span : switches);
 			v.enabled = st->last[i].enabled + span;
 			v.running = st->last[i].running + span;
 		} else if (ev_timed[i]) {
@@ -1233,12 +1239,14 @@ int rebase(void *ctx)
 		if (i >= nr_events)
 			break;
 		__builtin_memset(&v, 0, sizeof(v));
+		if (ev_switches[i])
+			continue; /* no counter */
 		if (bpf_perf_event_read_value(&events, event_index(st, i, cpu), &v, sizeof(v)))
 			stat_inc(PMBPF_STAT_READ_ERRORS);
 		rebase_readings[i].value = v.counter;
 		rebase_readings[i].enabled = v.enabled;
 		rebase_readings[i].running = v.running;
-		if (ev_clock[i])
+		if (ev_clock[i] || ev_switches[i])
 			continue;
 		st->last[i].value = v.counter;
 		if (ev_timed[i]) {

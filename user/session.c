@@ -78,6 +78,7 @@ struct session {
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
 	enum { FOLD_AUTO, FOLD_ON, FOLD_OFF } fold_mode; /* PMBPF_THREAD_FOLD */
 	int fold_drain; /* reads that still run the iterator after fold_on went off */
+	__u64 sys_ctxt, sys_now; /* /proc/stat's ctxt at the last read_system(), and when */
 };
 
 /*
@@ -196,6 +197,36 @@ static int enable_leaders(struct session *s)
 }
 
 /*
+ * context-switches as the kernel counts it (one per switch-out of a task,
+ * user and kernel, never multiplexed) is what the sched_switch program sees:
+ * it counts it itself (ev_switches), with no counter to read at each switch
+ * nor to keep in the kernel (an enabled per-CPU context-switches counter
+ * costs each switch a software-event lookup). Its system-wide figure is
+ * the kernel's switch count, /proc/stat's ctxt.
+ */
+static bool event_switches(const struct event_spec *spec)
+{
+	return spec->type == PERF_TYPE_SOFTWARE && spec->config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+	       spec->group < 0 && !spec->exclude_user && !spec->exclude_kernel;
+}
+
+/* /proc/stat's ctxt: context switches on every CPU since boot. */
+static __u64 proc_stat_ctxt(void)
+{
+	unsigned long long v = 0;
+	char line[256];
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
  * Open event i on every online CPU in slot, as a member of its group where
  * it has one. Returns 0 or a positive errno (nothing left open).
  */
@@ -205,6 +236,12 @@ static int open_event(struct session *s, int i, int slot, bool grouped)
 	int cpu, err = 0;
 
 	ev->cpus = 0;
+	ev->switches = event_switches(&ev->spec);
+	if (ev->switches) {
+		for (cpu = 0; cpu < s->nr_cpus; cpu++)
+			ev->cpus += s->online[cpu];
+		return 0;
+	}
 	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 		struct perf_event_attr attr;
 		int leader = grouped ? group_leader_fd(s, ev->spec.group, cpu) : -1;
@@ -411,6 +448,7 @@ static int load(struct bpfload *bl, void *ctx)
 		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
+		skel->rodata->ev_switches[i] = s->ev[s->slot_event[i]].switches;
 	}
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
@@ -568,11 +606,24 @@ static int flush_cpus(struct session *s)
 /* Read every counter fd: the system-wide delta since the previous read. */
 static void read_system(struct session *s, struct snapshot *snap)
 {
+	__u64 now = now_ns(CLOCK_MONOTONIC), ctxt = 0;
 	int slot, cpu;
 
 	for (slot = 0; slot < s->nr_slots; slot++) {
 		int ev = s->slot_event[slot];
 
+		if (s->ev[ev].switches) {
+			/* enabled and running as a per-CPU counter's: the online CPUs' time */
+			__u64 t = (now - s->sys_now) * (unsigned int)s->nr_online;
+
+			ctxt = ctxt ?: proc_stat_ctxt();
+			if (snap && s->sys_now) {
+				snap->system[ev].value += ctxt - s->sys_ctxt;
+				snap->system[ev].enabled += t;
+				snap->system[ev].running += t;
+			}
+			continue;
+		}
 		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
 			int i = slot * s->nr_cpus + cpu;
 			__u64 buf[3];
@@ -592,6 +643,8 @@ static void read_system(struct session *s, struct snapshot *snap)
 			s->sys_last[i].running = buf[2];
 		}
 	}
+	s->sys_ctxt = ctxt;
+	s->sys_now = now;
 }
 
 /*
@@ -612,6 +665,8 @@ static int cpu_reopen(struct session *s, int cpu)
 		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
 		long fd;
 
+		if (s->ev[s->slot_event[slot]].switches)
+			continue; /* no counter */
 		g = spec->group >= 0 && spec->group < PMBPF_MAX_EVENTS ? spec->group : -1;
 		if (event_attr(spec, cpu, &attr)) {
 			/* groups formed again as open_event() does: leader disabled until its members are in */
@@ -656,6 +711,17 @@ static int cpu_reopen(struct session *s, int cpu)
 	return 0;
 }
 
+/* The counters of cpu are open (or it has none to open: context-switches alone). */
+static bool cpu_counters_open(const struct session *s, int cpu)
+{
+	int slot;
+
+	for (slot = 0; slot < s->nr_slots; slot++)
+		if (!s->ev[s->slot_event[slot]].switches)
+			return s->fds[slot * s->nr_cpus + cpu] >= 0;
+	return true;
+}
+
 /*
  * CPU hotplug: a CPU that went offline lost its counters (the kernel stops
  * them and does not restart them); once it is online again they are opened
@@ -673,7 +739,7 @@ static int cpus_refresh(struct session *s)
 		s->nr_online += s->online[cpu];
 		if (!s->online[cpu] || !s->nr_slots)
 			continue;
-		if (!s->stale[cpu] && s->fds[cpu] >= 0)
+		if (!s->stale[cpu] && cpu_counters_open(s, cpu))
 			continue;
 		err = cpu_reopen(s, cpu);
 		if (err && err != -ENODEV && err != -ENXIO) {

@@ -23,6 +23,7 @@ struct event_info {
 	int err; /* errno from perf_event_open when not counting */
 	int slot; /* index in the BPF program's counter set, -1 if not counting */
 	int cpus; /* CPUs it counts on (fewer than online: another core type lacks it) */
+	bool switches; /* context-switches counted from sched_switch: no counter opened */
 };
 
 /* What was counted for a process or a cgroup over one interval. */
