@@ -7,6 +7,7 @@ import json
 import io
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -271,6 +272,35 @@ def test_no_pmu_never_prints_zero(recorder):
     assert "no hardware PMU" in t.stderr
     lines = [l for l in t.stdout.splitlines() if re.match(r"\s*\d+ ", l)]
     assert lines and all(" - " in l for l in lines)
+
+
+@pytest.mark.parametrize("attach", ["tp_btf", "raw_tp"])
+def test_context_switches_counted(recorder, attach):
+    """context-switches is counted by the sched_switch program, not read from
+    a counter: a process that sleeps N times is credited the kernel's own
+    switch count of it (/proc/PID/status, read while it is a zombie, before
+    or after its last switch-out), exactly its voluntary + involuntary
+    switches, and what per-task perf stat counts for the same work (+-5)."""
+    n = 200
+    args = ["-e", "context-switches,page-faults", "-i", "0.25"] + \
+        (["--raw-tp"] if attach == "raw_tp" else [])
+    rec = recorder(*args)
+    proc = subprocess.Popen([WORK, "sleep", str(n), "500"], stdout=subprocess.PIPE, text=True)
+    (t,), kernel = final_figures(proc)
+    rec.wait_intervals(1)
+    recs = rec.stop()
+    assert [r["state"] for r in recs if r["type"] == "event"] == ["counting"] * 2
+    own = kernel["voluntary_ctxt_switches"] + kernel["nonvoluntary_ctxt_switches"]
+    got = rec.total(proc.pid, "context-switches")
+    assert got == rec.total(proc.pid, "voluntary_switches") + \
+        rec.total(proc.pid, "involuntary_switches")
+    assert n <= own <= got <= own + 1, (got, own)
+    if shutil.which("perf"):
+        p = subprocess.run(["perf", "stat", "-x", ",", "-e", "context-switches", "--", WORK,
+                            "sleep", str(n), "500"], capture_output=True, text=True, check=True)
+        ref = int(next(l for l in p.stderr.splitlines() if ",context-switches," in l)
+                  .split(",")[0])
+        assert abs(got - ref) <= 5, (got, ref)
 
 
 def test_map_full_goes_to_overflow(recorder):
