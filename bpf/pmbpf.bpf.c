@@ -49,6 +49,14 @@ const volatile __u8 ev_switches[PMBPF_MAX_EVENTS] = {};
  */
 const volatile bool fold_threads = false;
 /*
+ * The sched_wakeup programs are attached: they time each wakeup and leave
+ * each CPU's last wakeup clock. false (tp_btf on a kernel with sched_info):
+ * the switch program reads the scheduler's own record of when the task
+ * switched in was queued, and no program runs at wakeups (one call less
+ * per wakeup: about 150 ns of dispatch in this VM).
+ */
+const volatile bool wakeup_progs = true;
+/*
  * With fold_threads: whether switches credit task storage now. Userspace
  * turns it on where the switches it saves outweigh the iterator's walk of
  * every task (session.c, fold_decide()).
@@ -104,6 +112,7 @@ struct task_ts {
 	__u64 offcpu_ns; /* switched out */
 	__u32 last_cpu; /* + 1, of that switch-out; 0: not seen */
 	__u32 pad;
+	__u64 run_delay; /* !wakeup_progs: sched_info.run_delay at that switch-out */
 };
 
 /*
@@ -243,14 +252,33 @@ static __always_inline void stat_inc(__u32 idx)
 #define CLOCK_PAIR_NS 1000000ULL
 
 /*
- * What wakeups read on each CPU's run queue (written under its lock): the
- * last clock, and a pair of the clock and bpf_ktime_get_ns(). A cache line each.
+ * Without wakeup programs (sched_info below), the switches themselves tell
+ * a stale clock: the task switched in was queued by the wakeup that read
+ * it (its sched_info.last_queued is this clock). The pairs then come from
+ * the other switches, at most one candidate per ms per CPU. A candidate's
+ * clock can be stale too (a tick's update after a preempting wakeup of
+ * another task, or between a wakeup and its switch): its offset (ktime
+ * less clock) is then larger than the true one by that much, never
+ * smaller. So a candidate is taken only when its offset is at most the
+ * pair's plus what the two clocks can drift apart since (1/1024 of the
+ * pair's age, ~1000 ppm, twice the most NTP slews by, plus 2 us): the
+ * offset tracks the lowest seen, and a stale candidate gets in only after
+ * a second without a fresh one, off by at most 1/1024 of that time.
+ */
+#define CLOCK_DRIFT_SHIFT 10
+#define CLOCK_SLACK_NS	  2000
+
+/*
+ * Each CPU's run queue clocks (written under its lock): the last clock a
+ * wakeup read, a pair of the clock and bpf_ktime_get_ns(), and when the
+ * last pair candidate was tried (sched_info). A cache line each.
  */
 struct wake_clock {
 	__u64 clock;
 	__u64 pair_rq;
 	__u64 pair_kt;
-	__u64 pad[5];
+	__u64 cand_rq;
+	__u64 pad[4];
 };
 
 struct {
@@ -318,14 +346,50 @@ static __always_inline __u64 wakeup_clock(struct task_struct *p, const bool btf)
 	return now;
 }
 
+/*
+ * The run-queue clock at which p was last queued and not yet run (0: it is
+ * not waiting), and its run-queue waits so far: the scheduler's own
+ * sched_info (CONFIG_SCHED_INFO), which it updates after sched_switch.
+ */
+static __always_inline __u64 task_queued(struct task_struct *p, __u64 *run_delay, const bool btf)
+{
+	if (!bpf_core_field_exists(p->sched_info))
+		return 0;
+	if (btf) {
+		*run_delay = p->sched_info.run_delay;
+		return p->sched_info.last_queued;
+	}
+	*run_delay = BPF_CORE_READ(p, sched_info.run_delay);
+	return BPF_CORE_READ(p, sched_info.last_queued);
+}
+
 /* At sched_switch on cpu (next is on its run queue): now. */
 static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, const bool btf)
 {
 	struct wake_clock *wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
-	__u64 now = task_rq_clock(next, NULL, btf);
+	__u64 now = task_rq_clock(next, NULL, btf), kt, run_delay = 0;
+	__s64 off;
 
-	if (wc && wc->clock == now)
-		return clock_estimate(wc, now); /* the update was skipped */
+	if (!wc)
+		return now;
+	if (wakeup_progs) {
+		if (wc->clock == now)
+			return clock_estimate(wc, now); /* the update was skipped */
+		return now;
+	}
+	if (task_queued(next, &run_delay, btf) == now)
+		return clock_estimate(wc, now); /* next's wakeup read it; this switch did not */
+	if (now - wc->cand_rq < CLOCK_PAIR_NS)
+		return now;
+	wc->cand_rq = now;
+	kt = bpf_ktime_get_ns();
+	off = (__s64)(kt - now);
+	if (!wc->pair_kt || off <= (__s64)(wc->pair_kt - wc->pair_rq) +
+					    (__s64)((now - wc->pair_rq) >> CLOCK_DRIFT_SHIFT) +
+					    CLOCK_SLACK_NS) {
+		wc->pair_rq = now;
+		wc->pair_kt = kt;
+	}
 	return now;
 }
 
@@ -853,7 +917,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
 	__u64 cgid, next_cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
-	__u64 now, lat = 0, off = 0;
+	__u64 now, lat = 0, off = 0, queued, run_delay = 0;
 	__u32 migrated = 0;
 
 	/* prev is current: two loads on tp_btf instead of a helper call */
@@ -920,17 +984,31 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			ts->offcpu_ns = now;
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
 			ts->last_cpu = cpu + 1;
+			if (!wakeup_progs)
+				task_queued(prev, &ts->run_delay, btf);
 		}
 	}
 	/* next comes on CPU: its wait ends */
 	if (next_tgid && next_want) {
-		ts = ts_get(next, false, btf);
+		/* without wakeup programs its timestamps start here */
+		ts = ts_get(next, !wakeup_progs, btf);
 		if (ts) {
 			/* set on another run queue: its clock may be a little ahead */
 			if (ts->wakeup_ns) {
 				lat = now > ts->wakeup_ns ? now - ts->wakeup_ns : 0;
 				has_lat = true;
 				ts->wakeup_ns = 0;
+			} else if (!wakeup_progs && (queued = task_queued(next, &run_delay, btf))) {
+				/* woken: queued since its wakeup's clock */
+				lat = now > queued ? now - queued : 0;
+				/*
+				 * and before, on a run queue it was moved from
+				 * while it waited: the kernel added that wait to
+				 * run_delay there (sched_info_dequeue())
+				 */
+				if (ts->last_cpu && run_delay > ts->run_delay)
+					lat += run_delay - ts->run_delay;
+				has_lat = true;
 			}
 			if (ts->offcpu_ns) {
 				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;

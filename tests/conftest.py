@@ -153,3 +153,15 @@ def count_slack(rates, jitter, i, cpus):
     """What an event counts while interval i's collections run, at up to twice
     the highest rate (per ns) of this and the next interval."""
     return 2 + 2 * max(rates[i:i + 2]) * jitter[i] / cpus
+
+
+def assert_wakeup_mode(recs, mode):
+    """PMBPF_WAKEUP_PROGS=mode took effect: the wakeup programs' call count is
+    reported where they run (on), and null where the switch program reads
+    the scheduler's sched_info instead (auto, on a kernel that keeps it)."""
+    wakeups = [r["wakeups"] for r in recs if r["type"] == "system"]
+    assert wakeups
+    if mode == "on":
+        assert all(isinstance(w, int) for w in wakeups), wakeups
+    elif os.path.exists("/proc/self/schedstat"):
+        assert all(w is None for w in wakeups), wakeups

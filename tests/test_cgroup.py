@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, final_figures, needs_root, work
+from conftest import PMBPF, WORK, assert_wakeup_mode, cgroup2_mount, final_figures, needs_root, work
 
 pytestmark = needs_root
 
@@ -62,9 +62,10 @@ def run_in(cgdir, *args):
     return [json.loads(l) for l in out.splitlines()]
 
 
-def record(*args):
+def record(*args, env=None):
     return subprocess.Popen([PMBPF, "record", "-o", "json"] + list(args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
 
 
 def started(p):
@@ -324,13 +325,16 @@ def test_runq_latency_contention_vs_alone():
             assert q["p99_ns"] == runq_pct(h, q["max_ns"], 0.99), q
 
 
-def test_runq_count_equals_wakeups():
-    """Each sleep's wakeup and each preemption gives one run-queue sample."""
+@pytest.mark.parametrize("wakeups", ["auto", "on"])
+def test_runq_count_equals_wakeups(wakeups):
+    """Each sleep's wakeup and each preemption gives one run-queue sample,
+    timed from sched_info (auto) or by the wakeup programs (on)."""
     k = 300
-    p = record("-e", "task-clock", "-i", "0.5")
+    p = record("-e", "task-clock", "-i", "0.5", env={"PMBPF_WAKEUP_PROGS": wakeups})
     started(p)
     t = work("sleep", k, 1000)[0]
     recs = finish(p)
+    assert_wakeup_mode(recs, wakeups)
     rows, count, hist = runq_of(recs, t["pid"])
     # every switch-in after a wakeup or preemption is one sample: the first
     # (wakeup_new) plus one per switch-out but the last (at exit)

@@ -17,7 +17,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import PMBPF, WORK, assert_wakeup_mode, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -77,11 +77,12 @@ def start_in(cgdir, cpu, *args, extra_cgroups=()):
                             stdout=subprocess.PIPE, text=True)
 
 
-def record(*args, cpu=None):
+def record(*args, cpu=None, env=None):
     cmd = [PMBPF, "record", "-o", "json", "-i", "0.5"] + list(args)
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu)] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
     line = p.stdout.readline()
     assert '"session"' in line, p.stderr.read()
     return p
@@ -110,17 +111,20 @@ def cpus_pair():
     return cpus[-1], cpus[0]
 
 
-def test_victim_delay_goes_to_antagonist(cg):
+@pytest.mark.parametrize("wakeups", ["auto", "on"])
+def test_victim_delay_goes_to_antagonist(cg, wakeups):
     """A sleeper and a spinner on one CPU: the sleeper's waits are the spinner's doing.
 
     pmbpf runs on the other CPU, so that its own collections do not delay the
     victim. What else runs on the shared CPU (kworkers, interrupts' threads)
     may take a little of the delay: the bound is 90%, as the issue states.
+    Waits timed from the scheduler's sched_info (auto, where the kernel keeps
+    it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
     """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
     adir, arel = cg("antagonist")
-    p = record("-b", "all", cpu=other)
+    p = record("-b", "all", cpu=other, env={"PMBPF_WAKEUP_PROGS": wakeups})
     ant = start_in(adir, cpu, "spin", 60)
     time.sleep(0.3)
     vic = start_in(vdir, cpu, "sleep", 2000, 500)
@@ -130,6 +134,7 @@ def test_victim_delay_goes_to_antagonist(cg):
     ant.kill()
     ant.wait()
     vpid = json.loads(vout.splitlines()[-1])["pid"]
+    assert_wakeup_mode(recs, wakeups)
     vrows = cgroup_rows(recs, vrel)
     assert vrows, "no row of the victim's cgroup"
     waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)

@@ -287,8 +287,8 @@ static const struct self_figure self_figures[] = {
 	  "Flushes: every CPU made to credit its running task before a read.", FIG_COUNTER,
 	  SELF_STAT, PMBPF_STAT_FLUSHES, OUT_JSON | OUT_PROM },
 	{ "wakeups", "pmbpf_sched_wakeups_total", "calls",
-	  "sched_wakeup and sched_wakeup_new calls seen.", FIG_COUNTER, SELF_STAT,
-	  PMBPF_STAT_WAKEUPS, OUT_JSON | OUT_PROM },
+	  "sched_wakeup and sched_wakeup_new calls seen (only where programs run at wakeups).",
+	  FIG_COUNTER, SELF_WAKEUPS, PMBPF_STAT_WAKEUPS, OUT_JSON | OUT_PROM },
 	{ "waits_unmatched", "pmbpf_waits_unmatched_total", "waits",
 	  "Run-queue and off-CPU waits dropped: the task was not the one expected.", FIG_COUNTER,
 	  SELF_STAT, PMBPF_STAT_WAIT_UNMATCHED, OUT_JSON | OUT_PROM },
@@ -638,6 +638,8 @@ double self_figure__value(const struct self_figure *sf, const struct snapshot *s
 		return (double)snap->poll_ns;
 	case SELF_THREAD_FOLD:
 		return snap->thread_fold;
+	case SELF_WAKEUPS:
+		return snap->wakeup_progs ? (double)snap->stats[sf->index] : NAN;
 	}
 	return NAN;
 }

@@ -184,6 +184,7 @@ enum self_src {
 	SELF_VANISHED,
 	SELF_POLL_NS,
 	SELF_THREAD_FOLD,
+	SELF_WAKEUPS, /* a stat of the wakeup programs: none (NaN) when they are not attached */
 };
 
 struct self_figure {

@@ -749,7 +749,9 @@ static void json(struct output *o, const struct snapshot *snap)
 		if (!(self[r].outputs & OUT_JSON))
 			continue;
 		jw_key(&w, self[r].name);
-		if (self[r].json_ms)
+		if (isnan(v))
+			jw_null(&w);
+		else if (self[r].json_ms)
 			jw_double(&w, v / 1e6, 3);
 		else
 			jw_u64(&w, (__u64)v);

@@ -1309,7 +1309,7 @@ static void self_stats(struct strbuf *out, const struct snapshot *snap)
 	for (i = 0; i < nr; i++) {
 		double v = self_figure__value(&sf[i], snap);
 
-		if (!(sf[i].outputs & OUT_PROM))
+		if (!(sf[i].outputs & OUT_PROM) || isnan(v))
 			continue;
 		family(out, sf[i].prom, sf[i].kind == FIG_COUNTER ? "counter" : "gauge",
 		       sf[i].help);

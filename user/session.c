@@ -79,6 +79,7 @@ struct session {
 	enum { FOLD_AUTO, FOLD_ON, FOLD_OFF } fold_mode; /* PMBPF_THREAD_FOLD */
 	int fold_drain; /* reads that still run the iterator after fold_on went off */
 	__u64 sys_ctxt, sys_now; /* /proc/stat's ctxt at the last read_system(), and when */
+	bool wakeup_progs; /* the sched_wakeup programs time run-queue waits */
 };
 
 /*
@@ -387,6 +388,42 @@ static bool in_init_pid_ns(void)
 #define FOLD_MAX_SLOTS 4
 
 /*
+ * The scheduler keeps sched_info (when each task was queued, its waits so
+ * far) with CONFIG_SCHED_INFO, and fills it when sched_info_on(): then
+ * /proc/PID/schedstat counts this process's runs (before 5.14, a kernel
+ * with delay accounting alone and delayacct off prints 0 0 0).
+ */
+static bool sched_info_on(void)
+{
+	unsigned long long run, wait, runs = 0;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%llu %llu %llu", &run, &wait, &runs) != 3)
+		runs = 0;
+	fclose(f);
+	return runs > 0;
+}
+
+/*
+ * The switch program times run-queue waits from the scheduler's sched_info
+ * (tp_btf, where it is kept), and no program runs at wakeups; otherwise
+ * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
+ * benchmarks, tests).
+ */
+static bool want_wakeup_progs(bool tp_btf)
+{
+	const char *mode = getenv("PMBPF_WAKEUP_PROGS");
+
+	if (mode && (!strcmp(mode, "1") || !strcmp(mode, "on")))
+		return true;
+	if (mode && *mode && strcmp(mode, "auto"))
+		pr_err("warning: PMBPF_WAKEUP_PROGS=%s: use auto or on; auto it is\n", mode);
+	return !tp_btf || !sched_info_on();
+}
+
+/*
  * The programs in their two flavours, in attach order: wakeups first, so no
  * switch-in finds a half-set timestamp. The sched_switch program sums exits
  * in BPF only where the kernel can (kfeatures.h). The per-thread timestamp
@@ -403,9 +440,10 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	 * is 4).
 	 */
 	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS;
+	bool wakeups = want_wakeup_progs(tp_btf);
 	const struct prog_pair pairs[] = {
-		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw },
-		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw },
+		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
+		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw, .off = !wakeups },
 		{ skel->progs.switch_btf, skel->progs.switch_raw, .off = !sum },
 		{ skel->progs.switch_btf_mark, skel->progs.switch_raw_mark, .off = sum },
 		{ skel->progs.exec_btf, skel->progs.exec_raw },
@@ -416,6 +454,8 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
 	bpf_program__set_autoload(skel->progs.fold, fold);
 	skel->rodata->fold_threads = fold;
+	skel->rodata->wakeup_progs = wakeups;
+	s->wakeup_progs = wakeups;
 	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
 
@@ -1110,6 +1150,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->map_bytes = s->map_bytes;
 	snap->vanished = account__vanished(s->acct);
 	snap->thread_fold = s->skel->bss->fold_on;
+	snap->wakeup_progs = s->wakeup_progs;
 	fold_decide(s, snap);
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	return 0;

@@ -117,6 +117,7 @@ struct snapshot {
 	struct snapshot_strings *strings; /* what snapshot__strdup copied */
 	bool hot; /* --hot: rows carry their hottest function */
 	bool thread_fold; /* switches credit threads' task storage (session.c) */
+	bool wakeup_progs; /* programs run at sched_wakeup (session.c) */
 	bool delays_on; /* --delays: delays holds who delayed whom (delay.h) */
 	struct delay_pair *delays;
 	size_t nr_delays;

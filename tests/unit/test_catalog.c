@@ -160,6 +160,7 @@ static void build(void)
 		snap.system[i] = rd(10000000 * (i + 1) + i, 8000, i == 2 ? 2000 : 8000);
 	for (i = 0; i < PMBPF_STAT_NR; i++)
 		snap.stats[i] = 101 + 7 * i;
+	snap.wakeup_progs = true; /* its statistic is shown */
 	snap.map_entries = 5;
 	snap.map_capacity = 4096;
 	snap.map_bytes = 1234567;
@@ -200,7 +201,7 @@ static void test_entries(void)
 	sf = catalog__self(&nr_self);
 	for (c = 0; c < PMBPF_STAT_NR; c++) {
 		for (k = 0, n = 0; k < nr_self; k++)
-			n += sf[k].src == SELF_STAT && sf[k].index == c;
+			n += (sf[k].src == SELF_STAT || sf[k].src == SELF_WAKEUPS) && sf[k].index == c;
 		check_record(n == 1, __FILE__, __LINE__, "BPF statistic %d: %d self entries", c, n);
 	}
 	for (k = 0; k < nr; k++) {
