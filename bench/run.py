@@ -38,6 +38,7 @@ HW_DEFAULT = "cycles,instructions,LLC-load-misses,dTLB-load-misses"
 PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
 PMBPF_NODELAYS = "pmbpf no counter --no-delays"
+PMBPF_WAKEPROGS = "pmbpf 4 sw counters, wakeup programs (PMBPF_WAKEUP_PROGS=on)"
 PMBPF_NOFOLD = "pmbpf no counter, map path (PMBPF_THREAD_FOLD=off)"
 PMBPF_THREADS = "pmbpf no counter --threads"
 NAIVE_RQ = "naive N=4 + wakeup hash"
@@ -257,13 +258,19 @@ class Bench:
         log("ERROR " + msg)
         self.results["errors"].append(msg)
 
-    def mon_pmbpf(self, events=None, name=None, extra=(), fold=None):
-        """fold: PMBPF_THREAD_FOLD (on, off; None: pmbpf's own choice by the switch rate)."""
+    def mon_pmbpf(self, events=None, name=None, extra=(), fold=None, wakeups=None):
+        """fold: PMBPF_THREAD_FOLD (on, off; None: pmbpf's own choice by the switch rate);
+        wakeups: PMBPF_WAKEUP_PROGS (on: programs at sched_wakeup; None: pmbpf's choice)."""
         cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
         if events:
             cmd += ["-e", events]
+        env = {}
+        if fold:
+            env["PMBPF_THREAD_FOLD"] = fold
+        if wakeups:
+            env["PMBPF_WAKEUP_PROGS"] = wakeups
         mon = Monitor(name or ("pmbpf -e " + events if events else "pmbpf (default events)"),
-                      cmd, ready_re=r'"type"', env={"PMBPF_THREAD_FOLD": fold} if fold else None)
+                      cmd, ready_re=r'"type"', env=env or None)
         mon.refresh_mark = lambda out: out.count(b'"type":"system"')  # one per interval
         return mon
 
@@ -432,6 +439,9 @@ class Bench:
         for n in (1, 2, 4, 8):
             v.append(("pmbpf %d sw counters" % n,
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n, fold="on")))
+        # run-queue waits timed by programs at sched_wakeup instead of from sched_info
+        v.append((PMBPF_WAKEPROGS,
+                  lambda: self.mon_pmbpf(SW4, PMBPF_WAKEPROGS, fold="on", wakeups="on")))
         naive = [
             (EMPTY, "empty", 0),
             ("naive N=0", "naive_switch", 0),

@@ -652,6 +652,7 @@ static void test_catalog(void)
 		c->total = f[k];
 		for (j = 0; j < PMBPF_STAT_NR; j++)
 			snap.stats[j] = 11 * (j + 1) + k;
+		snap.wakeup_progs = true;
 		snap.map_entries = 12;
 		snap.map_capacity = 10240;
 		snap.map_bytes = 4096;
@@ -751,9 +752,12 @@ static void test_catalog(void)
 	snap.nr_events = 4;
 	snap.metrics = &sel;
 	cgroup(7, "/c", 0)->total = f[0];
+	snap.wakeup_progs = false;
 	t = render(ps);
 	CHECK_SUBSTR(t, "pmbpf_process_cpu_seconds_total{pid=\"10\",comm=\"w\",cgroup=\"/c\"} "
 			"0.003000002\n");
+	/* no programs at wakeups (sched_info): no wakeup statistic, rather than a 0 */
+	CHECK(!strstr(t, "pmbpf_sched_wakeups_total"));
 	CHECK(!strstr(t, "pmbpf_process_metric_ratio{"));
 	CHECK_SUBSTR(t, "pmbpf_cgroup_metric_ratio{cgroup=\"/c\",runtime=\"\",container_id=\"\","
 			"pod_uid=\"\",metric=\"ipc\",figure=\"ipc\"} 2.5\n");
