@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -43,6 +44,9 @@ const struct feature features__table[FEAT_NR] = {
 	[FEAT_SWITCH_PREV_STATE] = { "sched_switch-prev_state", "5.18", false,
 				     "the state a task switched out in, as the scheduler saw it",
 				     "read from the task (state/__state): same figures" },
+	[FEAT_SCHED_INFO] = { "sched_info", "2.6", false,
+			      "run-queue waits from the scheduler's record (CONFIG_SCHED_INFO): no program at sched_wakeup (tp_btf)",
+			      "programs at sched_wakeup/sched_wakeup_new time them: same figures, one more program call per wakeup" },
 };
 
 static bool probe_helper(enum bpf_func_id id)
@@ -110,6 +114,24 @@ static bool btf_has_member(const struct btf *btf, const char *type, const char *
 	return false;
 }
 
+/*
+ * The scheduler fills sched_info when sched_info_on(): then
+ * /proc/PID/schedstat counts this process's runs (before 5.14, a kernel
+ * with delay accounting alone and delayacct off prints 0 0 0).
+ */
+static bool sched_info_kept(void)
+{
+	unsigned long long run, wait, runs = 0;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%llu %llu %llu", &run, &wait, &runs) != 3)
+		runs = 0;
+	fclose(f);
+	return runs > 0;
+}
+
 void features__probe(struct features *f)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
@@ -121,6 +143,8 @@ void features__probe(struct features *f)
 			btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
 		f->on[FEAT_CGROUP_ANCESTORS] = btf_has_member(btf, "cgroup", "ancestors");
 		f->on[FEAT_SWITCH_PREV_STATE] = btf_switch_has_prev_state(btf);
+		f->on[FEAT_SCHED_INFO] = btf_has_member(btf, "task_struct", "sched_info") &&
+					 sched_info_kept();
 		btf__free(btf);
 	}
 	f->on[FEAT_RINGBUF] = probe_map(BPF_MAP_TYPE_RINGBUF);

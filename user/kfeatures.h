@@ -21,6 +21,7 @@ enum feature_id {
 	FEAT_PERCPU_LOOKUP, /* bpf_map_lookup_percpu_elem helper */
 	FEAT_CGROUP_ANCESTORS, /* struct cgroup ancestors[] (else ancestor_ids[]) */
 	FEAT_SWITCH_PREV_STATE, /* sched_switch's prev_state argument */
+	FEAT_SCHED_INFO, /* task_struct.sched_info, kept (CONFIG_SCHED_INFO, sched_info_on()) */
 	FEAT_NR,
 };
 

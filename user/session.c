@@ -388,31 +388,12 @@ static bool in_init_pid_ns(void)
 #define FOLD_MAX_SLOTS 4
 
 /*
- * The scheduler keeps sched_info (when each task was queued, its waits so
- * far) with CONFIG_SCHED_INFO, and fills it when sched_info_on(): then
- * /proc/PID/schedstat counts this process's runs (before 5.14, a kernel
- * with delay accounting alone and delayacct off prints 0 0 0).
- */
-static bool sched_info_on(void)
-{
-	unsigned long long run, wait, runs = 0;
-	FILE *f = fopen("/proc/self/schedstat", "re");
-
-	if (!f)
-		return false;
-	if (fscanf(f, "%llu %llu %llu", &run, &wait, &runs) != 3)
-		runs = 0;
-	fclose(f);
-	return runs > 0;
-}
-
-/*
  * The switch program times run-queue waits from the scheduler's sched_info
  * (tp_btf, where it is kept), and no program runs at wakeups; otherwise
  * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
  * benchmarks, tests).
  */
-static bool want_wakeup_progs(bool tp_btf)
+static bool want_wakeup_progs(const struct session *s, bool tp_btf)
 {
 	const char *mode = getenv("PMBPF_WAKEUP_PROGS");
 
@@ -420,7 +401,7 @@ static bool want_wakeup_progs(bool tp_btf)
 		return true;
 	if (mode && *mode && strcmp(mode, "auto"))
 		pr_err("warning: PMBPF_WAKEUP_PROGS=%s: use auto or on; auto it is\n", mode);
-	return !tp_btf || !sched_info_on();
+	return !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
 }
 
 /*
@@ -440,7 +421,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	 * is 4).
 	 */
 	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS;
-	bool wakeups = want_wakeup_progs(tp_btf);
+	bool wakeups = want_wakeup_progs(s, tp_btf);
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
 		{ skel->progs.wakeup_new_btf, skel->progs.wakeup_new_raw, .off = !wakeups },
