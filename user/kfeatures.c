@@ -143,8 +143,8 @@ void features__probe(struct features *f)
 			btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF) > 0;
 		f->on[FEAT_CGROUP_ANCESTORS] = btf_has_member(btf, "cgroup", "ancestors");
 		f->on[FEAT_SWITCH_PREV_STATE] = btf_switch_has_prev_state(btf);
-		f->on[FEAT_SCHED_INFO] = btf_has_member(btf, "task_struct", "sched_info") &&
-					 sched_info_kept();
+		f->on[FEAT_SCHED_INFO] =
+			btf_has_member(btf, "task_struct", "sched_info") && sched_info_kept();
 		btf__free(btf);
 	}
 	f->on[FEAT_RINGBUF] = probe_map(BPF_MAP_TYPE_RINGBUF);
