@@ -112,7 +112,7 @@ struct task_ts {
 	__u64 offcpu_ns; /* switched out */
 	__u32 last_cpu; /* + 1, of that switch-out; 0: not seen */
 	__u32 pad;
-	__u64 run_delay; /* !wakeup_progs: sched_info.run_delay at that switch-out */
+	__u64 run_delay; /* !wakeup_progs: + 1, sched_info.run_delay after its last switch-in; 0: none seen */
 };
 
 /*
@@ -363,13 +363,19 @@ static __always_inline __u64 task_queued(struct task_struct *p, __u64 *run_delay
 	return BPF_CORE_READ(p, sched_info.last_queued);
 }
 
-/* At sched_switch on cpu (next is on its run queue): now. */
-static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, const bool btf)
+/*
+ * At sched_switch on cpu (next is on its run queue): now, and the run
+ * queue's clock itself in *raw; without wakeup programs, next's
+ * sched_info in *queued and *run_delay (task_queued()).
+ */
+static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, __u64 *queued,
+					  __u64 *run_delay, __u64 *raw, const bool btf)
 {
 	struct wake_clock *wc = bpf_map_lookup_elem(&wake_clocks, &cpu);
-	__u64 now = task_rq_clock(next, NULL, btf), kt, run_delay = 0;
+	__u64 now = task_rq_clock(next, NULL, btf), kt;
 	__s64 off;
 
+	*raw = now;
 	if (!wc)
 		return now;
 	if (wakeup_progs) {
@@ -377,7 +383,8 @@ static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, c
 			return clock_estimate(wc, now); /* the update was skipped */
 		return now;
 	}
-	if (task_queued(next, &run_delay, btf) == now)
+	*queued = task_queued(next, run_delay, btf);
+	if (*queued == now)
 		return clock_estimate(wc, now); /* next's wakeup read it; this switch did not */
 	if (now - wc->cand_rq < CLOCK_PAIR_NS)
 		return now;
@@ -917,7 +924,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
 	__u64 cgid, next_cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
-	__u64 now, lat = 0, off = 0, queued, run_delay = 0;
+	__u64 now, raw, lat = 0, off = 0, queued = 0, run_delay = 0;
 	__u32 migrated = 0;
 
 	/* prev is current: two loads on tp_btf instead of a helper call */
@@ -947,7 +954,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		now = 0;
 		/* --delays: every span counts, monitored or not (the runner may be anyone) */
 		if (delay_on) {
-			now = switch_clock(next, cpu, btf);
+			now = switch_clock(next, cpu, &queued, &run_delay, &raw, btf);
 			delay_span_end(tgid, bpf_get_current_cgroup_id(), now);
 		}
 		if (!st->valid)
@@ -957,14 +964,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			return 0;
 		st->refresh_jiffies = tick;
 		if (!now)
-			now = switch_clock(next, cpu, btf);
+			now = switch_clock(next, cpu, &queued, &run_delay, &raw, btf);
 		attribute(st, NULL, NULL, 0, cpu, now, 0);
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
 		st->span_want = 0;
 		return 0;
 	}
 
-	now = switch_clock(next, cpu, btf);
+	now = switch_clock(next, cpu, &queued, &run_delay, &raw, btf);
 	if (!preempt && prev_state != TASK_RUNNING)
 		st->pend_nvcsw++;
 	else
@@ -984,8 +991,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			ts->offcpu_ns = now;
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
 			ts->last_cpu = cpu + 1;
-			if (!wakeup_progs)
-				task_queued(prev, &ts->run_delay, btf);
 		}
 	}
 	/* next comes on CPU: its wait ends */
@@ -998,7 +1003,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				lat = now > ts->wakeup_ns ? now - ts->wakeup_ns : 0;
 				has_lat = true;
 				ts->wakeup_ns = 0;
-			} else if (!wakeup_progs && (queued = task_queued(next, &run_delay, btf))) {
+			} else if (queued) {
 				/* woken: queued since its wakeup's clock */
 				lat = now > queued ? now - queued : 0;
 				/*
@@ -1006,10 +1011,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				 * while it waited: the kernel added that wait to
 				 * run_delay there (sched_info_dequeue())
 				 */
-				if (ts->last_cpu && run_delay > ts->run_delay)
-					lat += run_delay - ts->run_delay;
+				if (ts->run_delay && run_delay + 1 > ts->run_delay)
+					lat += run_delay + 1 - ts->run_delay;
 				has_lat = true;
 			}
+			/* run_delay once the kernel has timed this wait (sched_info_arrive()), + 1 */
+			if (!wakeup_progs)
+				ts->run_delay =
+					run_delay + (queued && raw > queued ? raw - queued : 0) + 1;
 			if (ts->offcpu_ns) {
 				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;
 				ts->offcpu_ns = 0;
