@@ -638,6 +638,8 @@ static void read_system(struct session *s, struct snapshot *snap)
 			__u64 t = (now - s->sys_now) * (unsigned int)s->nr_online;
 
 			ctxt = ctxt ?: proc_stat_ctxt();
+			if (!ctxt)
+				continue; /* unreadable: the next read counts from the last */
 			if (snap && s->sys_now) {
 				snap->system[ev].value += ctxt - s->sys_ctxt;
 				snap->system[ev].enabled += t;
@@ -664,8 +666,10 @@ static void read_system(struct session *s, struct snapshot *snap)
 			s->sys_last[i].running = buf[2];
 		}
 	}
-	s->sys_ctxt = ctxt;
-	s->sys_now = now;
+	if (ctxt) {
+		s->sys_ctxt = ctxt;
+		s->sys_now = now;
+	}
 }
 
 /*
