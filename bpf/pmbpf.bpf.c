@@ -259,30 +259,26 @@ static __always_inline void stat_inc(__u32 idx)
  * clock can be stale too (a tick's update after a preempting wakeup of
  * another task, or between a wakeup and its switch): its offset (ktime
  * less clock) is then larger than the true one by that much, never
- * smaller; a fresh one's is larger by the few us from the clock's update
- * to the program. So the pair in use is the candidate of lowest offset in
- * the last window of 64 ms, replaced at the first candidate after each
- * window: a stale candidate is used only in a window without a fresh one,
- * and the two clocks' drift (the NTP correction, measured under 0.1 ppm
- * here: 36 s of pairs within +-1 us) is followed window by window.
+ * smaller. So a candidate is taken only when its offset is at most the
+ * pair's plus what the two clocks can drift apart since (1/1024 of the
+ * pair's age, ~1000 ppm, twice the most NTP slews by, plus 2 us): the
+ * offset tracks the lowest seen, and a stale candidate gets in only after
+ * a second without a fresh one, off by at most 1/1024 of that time.
  */
-#define CLOCK_WINDOW_NS (64 * CLOCK_PAIR_NS)
+#define CLOCK_DRIFT_SHIFT 10
+#define CLOCK_SLACK_NS	  2000
 
 /*
  * Each CPU's run queue clocks (written under its lock): the last clock a
- * wakeup read, a pair of the clock and bpf_ktime_get_ns(); without
- * wakeup programs, when the last candidate was tried, the window's best
- * candidate and the window's start. A cache line each.
+ * wakeup read, a pair of the clock and bpf_ktime_get_ns(), and when the
+ * last pair candidate was tried (sched_info). A cache line each.
  */
 struct wake_clock {
 	__u64 clock;
 	__u64 pair_rq;
 	__u64 pair_kt;
 	__u64 cand_rq;
-	__u64 best_rq;
-	__u64 best_kt;
-	__u64 win_rq;
-	__u64 pad;
+	__u64 pad[4];
 };
 
 struct {
@@ -395,15 +391,11 @@ static __always_inline __u64 switch_clock(struct task_struct *next, __u32 cpu, _
 	wc->cand_rq = now;
 	kt = bpf_ktime_get_ns();
 	off = (__s64)(kt - now);
-	if (!wc->best_kt || off < (__s64)(wc->best_kt - wc->best_rq)) {
-		wc->best_rq = now;
-		wc->best_kt = kt;
-	}
-	if (!wc->pair_kt || now - wc->win_rq >= CLOCK_WINDOW_NS) {
-		wc->pair_rq = wc->best_rq;
-		wc->pair_kt = wc->best_kt;
-		wc->best_kt = 0;
-		wc->win_rq = now;
+	if (!wc->pair_kt || off <= (__s64)(wc->pair_kt - wc->pair_rq) +
+					    (__s64)((now - wc->pair_rq) >> CLOCK_DRIFT_SHIFT) +
+					    CLOCK_SLACK_NS) {
+		wc->pair_rq = now;
+		wc->pair_kt = kt;
 	}
 	return now;
 }
@@ -997,7 +989,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			ps = (struct task_state *)ts;
 		if (ts) {
 			ts->offcpu_ns = now;
-			/* preempted, even in a sleeping state, it stays queued */
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
 			ts->last_cpu = cpu + 1;
 		}
