@@ -211,20 +211,26 @@ static bool event_switches(const struct event_spec *spec)
 	       spec->group < 0 && !spec->exclude_user && !spec->exclude_kernel;
 }
 
-/* /proc/stat's ctxt: context switches on every CPU since boot. */
-static __u64 proc_stat_ctxt(void)
+/* The number of the first line of file path that fmt ("key %llu") reads, or 0. */
+static __u64 file_key_u64(const char *path, const char *fmt)
 {
 	unsigned long long v = 0;
 	char line[256];
-	FILE *f = fopen("/proc/stat", "re");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "ctxt %llu", &v) == 1)
+		if (sscanf(line, fmt, &v) == 1)
 			break;
 	fclose(f);
 	return v;
+}
+
+/* /proc/stat's ctxt: context switches on every CPU since boot. */
+static __u64 proc_stat_ctxt(void)
+{
+	return file_key_u64("/proc/stat", "ctxt %llu");
 }
 
 /*
@@ -1184,19 +1190,10 @@ __u32 session__default_max_procs(int possible_cpus, int nr_slots)
 /* The kernel's own figure for a map: memlock in its fdinfo. */
 static __u64 map_memlock(int fd)
 {
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return file_key_u64(path, "memlock: %llu");
 }
 
 int session__map_memory(const struct session *s, struct map_memory *out, int max,
