@@ -399,19 +399,38 @@ static bool in_init_pid_ns(void)
  * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
  * benchmarks, tests).
  */
+/*
+ * A switch for tests and benchmarks in the environment: ENV_ON for "on" or
+ * "1", ENV_OFF for "off" or "0", otherwise ENV_DEFAULT (unset, empty, or
+ * "auto" where that is allowed; anything else with a warning that names
+ * def, the default's word).
+ */
+enum env_mode { ENV_DEFAULT, ENV_ON, ENV_OFF };
+
+static enum env_mode env_mode(const char *name, bool allow_auto, const char *def)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v || (allow_auto && !strcmp(v, "auto")))
+		return ENV_DEFAULT;
+	if (!strcmp(v, "on") || !strcmp(v, "1"))
+		return ENV_ON;
+	if (!strcmp(v, "off") || !strcmp(v, "0"))
+		return ENV_OFF;
+	pr_err("warning: %s=%s: use %son or off; %s it is\n", name, v, allow_auto ? "auto, " : "",
+	       def);
+	return ENV_DEFAULT;
+}
+
 static bool want_wakeup_progs(const struct session *s, bool tp_btf)
 {
-	const char *mode = getenv("PMBPF_WAKEUP_PROGS");
-
 	/*
 	 * on by default: without them, the full test suite credited a 300 ms
 	 * burn 75-114 ms in 3 of 6 runs (test_stat), cause not found; off
 	 * (sched_info) is kept for the tests and benchmarks until it is
 	 */
-	if (mode && (!strcmp(mode, "0") || !strcmp(mode, "off")))
+	if (env_mode("PMBPF_WAKEUP_PROGS", false, "on") == ENV_OFF)
 		return !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
-	if (mode && *mode && strcmp(mode, "on") && strcmp(mode, "1"))
-		pr_err("warning: PMBPF_WAKEUP_PROGS=%s: use on or off; on it is\n", mode);
 	return true;
 }
 
@@ -551,7 +570,6 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 static int attach(struct session *s)
 {
 	int err = bpfload__attach(&s->bl);
-	const char *mode;
 
 	if (err)
 		return err;
@@ -569,13 +587,16 @@ static int attach(struct session *s)
 	}
 	s->progs[s->nr_progs++] = s->skel->progs.fold;
 	/* for tests and benchmarks: force either path (fold_decide() otherwise) */
-	mode = getenv("PMBPF_THREAD_FOLD");
-	if (mode && (!strcmp(mode, "1") || !strcmp(mode, "on")))
+	switch (env_mode("PMBPF_THREAD_FOLD", true, "auto")) {
+	case ENV_ON:
 		s->fold_mode = FOLD_ON;
-	else if (mode && (!strcmp(mode, "0") || !strcmp(mode, "off")))
+		break;
+	case ENV_OFF:
 		s->fold_mode = FOLD_OFF;
-	else if (mode && *mode && strcmp(mode, "auto"))
-		pr_err("warning: PMBPF_THREAD_FOLD=%s: use auto, on or off; auto it is\n", mode);
+		break;
+	case ENV_DEFAULT:
+		break;
+	}
 	/*
 	 * auto starts on task storage: a switch-heavy host gains from the
 	 * first switch, an idle one pays one walk before fold_decide() turns
