@@ -56,6 +56,8 @@ const volatile bool fold_threads = false;
  * per wakeup: about 150 ns of dispatch in this VM).
  */
 const volatile bool wakeup_progs = true;
+/* The kernel keeps each task's sched_info (kfeatures.h, FEAT_SCHED_INFO). */
+const volatile bool sched_info_kept = false;
 /*
  * With fold_threads: whether switches credit task storage now. Userspace
  * turns it on where the switches it saves outweigh the iterator's walk of
@@ -517,14 +519,23 @@ static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 
  * whole span to the task leaving keeps every count conserved (the task the
  * CPU saw switch in loses its last bit). With a filter, unmonitored tasks
  * are not followed, so on_switch() moves that point forward at the first
- * switch of every tick; the span's time is then the task's own run time
- * since it was picked, as the scheduler measured it (CFS sets
- * prev_sum_exec_runtime at pick), and its counters get the delta since
- * that point (other tasks' counts of at most the last span before it).
- * Returns 0 when the span is exact.
+ * switch of every tick; the span's time is then the task's own time on the
+ * CPU since it switched in, as the scheduler recorded it, and its counters
+ * get the delta since that point (other tasks' counts of at most the last
+ * span before it). Returns 0 when the span is exact.
+ *
+ * The switch-in is sched_info.last_arrival (the run queue's clock at
+ * sched_info_arrive(), the clock now is on), where the kernel keeps it.
+ * Otherwise the run time since the task was picked (CFS sets
+ * prev_sum_exec_runtime in set_next_entity()); but set_next_task() of a
+ * running task resets it without a switch: sched_move_task() in every
+ * do_exit() with autogroup on (sched_autogroup_exit_task()), on a cpu
+ * controller move, a nice or policy change. A burn of 100 ms whose
+ * switch-in was not seen was credited 9 us at its exit that way, the rest
+ * of its span going to nobody (tests/test_filter.py).
  */
 static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct task_struct *t,
-						 __u32 pid, const bool btf)
+						 __u32 pid, __u64 now, const bool btf)
 {
 	__u64 sum, prev_sum;
 
@@ -533,6 +544,11 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 	stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
 	if (!filter_tgid && !filter_cgroup_id)
 		return 0;
+	if (sched_info_kept && bpf_core_field_exists(t->sched_info)) {
+		sum = btf ? t->sched_info.last_arrival : BPF_CORE_READ(t, sched_info.last_arrival);
+		if (sum)
+			return now > sum ? now - sum : 1;
+	}
 	if (btf) {
 		sum = t->se.sum_exec_runtime;
 		prev_sum = t->se.prev_sum_exec_runtime;
@@ -1055,7 +1071,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	}
 
 	if (want) {
-		runtime = unseen_span_runtime(st, prev, pid, btf);
+		runtime = unseen_span_runtime(st, prev, pid, now, btf);
 		/*
 		 * fold_threads: to the thread's counts, no map lookup (but at
 		 * its last switch). The idle task (tgid 0, no task storage here)
@@ -1226,7 +1242,7 @@ static __always_inline int credit_current(bool moved)
 	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct cpu_state *st;
 	__u32 zero = 0, tgid, pid;
-	__u64 cgid, id, runtime;
+	__u64 cgid, id, runtime, now;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
@@ -1236,7 +1252,8 @@ static __always_inline int credit_current(bool moved)
 	pid = (__u32)id;
 	if (!wanted(task, tgid, false))
 		return 0; /* the next monitored task's switch-in sets the starting point */
-	runtime = unseen_span_runtime(st, task, pid, false);
+	now = flush_clock(task);
+	runtime = unseen_span_runtime(st, task, pid, now, false);
 	/*
 	 * A task that has just moved itself into the filter's subtree ran
 	 * outside it until now: nothing to credit (with no filter, span_want
@@ -1248,8 +1265,7 @@ static __always_inline int credit_current(bool moved)
 		if (runtime)
 			rest = span_owner(st);
 	}
-	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(),
-		  flush_clock(task), runtime);
+	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;

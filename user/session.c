@@ -466,6 +466,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bpf_program__set_autoload(skel->progs.fold, fold);
 	skel->rodata->fold_threads = fold;
 	skel->rodata->wakeup_progs = wakeups;
+	skel->rodata->sched_info_kept = s->feat.on[FEAT_SCHED_INFO];
 	s->wakeup_progs = wakeups;
 	return bpfload__choose(bl, pairs, sizeof(pairs) / sizeof(pairs[0]));
 }
