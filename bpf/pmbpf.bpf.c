@@ -1257,9 +1257,13 @@ static __always_inline int credit_current(bool moved)
 	/*
 	 * A task that has just moved itself into the filter's subtree ran
 	 * outside it until now: nothing to credit (with no filter, span_want
-	 * is always 1 and the span goes to the cgroup it started in).
+	 * is always 1 and the span goes to the cgroup it started in). Nor when
+	 * this CPU did not see it switch in (runtime): its time since then was
+	 * in a cgroup no longer known, and the move is mostly into the filter
+	 * (stat's command, a container's first process); the span's start, up
+	 * to that switch-in, is dropped with it (other tasks' time, rare).
 	 */
-	if (!(moved && !runtime && !st->span_want)) {
+	if (!(moved && (runtime || !st->span_want))) {
 		cgid = span_cgroup(st, pid, tgid);
 		c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
 		if (runtime)
