@@ -537,7 +537,7 @@ static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 
 static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct task_struct *t,
 						 __u32 pid, __u64 now, const bool btf)
 {
-	__u64 sum, prev_sum;
+	__u64 arrival, sum, prev_sum;
 
 	if (!st->valid || st->span_pid == pid)
 		return 0;
@@ -545,9 +545,10 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 	if (!filter_tgid && !filter_cgroup_id)
 		return 0;
 	if (sched_info_kept && bpf_core_field_exists(t->sched_info)) {
-		sum = btf ? t->sched_info.last_arrival : BPF_CORE_READ(t, sched_info.last_arrival);
-		if (sum)
-			return now > sum ? now - sum : 1;
+		arrival = btf ? t->sched_info.last_arrival :
+				BPF_CORE_READ(t, sched_info.last_arrival);
+		if (arrival)
+			return now > arrival ? now - arrival : 1;
 	}
 	if (btf) {
 		sum = t->se.sum_exec_runtime;

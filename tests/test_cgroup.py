@@ -328,7 +328,7 @@ def test_runq_latency_contention_vs_alone():
 @pytest.mark.parametrize("wakeups", ["off", "on"])
 def test_runq_count_equals_wakeups(wakeups):
     """Each sleep's wakeup and each preemption gives one run-queue sample,
-    timed from sched_info (auto) or by the wakeup programs (on)."""
+    timed from sched_info (off, the default) or by the wakeup programs (on)."""
     k = 300
     p = record("-e", "task-clock", "-i", "0.5", env={"PMBPF_WAKEUP_PROGS": wakeups})
     started(p)

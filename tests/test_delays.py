@@ -118,8 +118,8 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups):
     pmbpf runs on the other CPU, so that its own collections do not delay the
     victim. What else runs on the shared CPU (kworkers, interrupts' threads)
     may take a little of the delay: the bound is 90%, as the issue states.
-    Waits timed from the scheduler's sched_info (auto, where the kernel keeps
-    it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
+    Waits timed from the scheduler's sched_info (off, the default where the
+    kernel keeps it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
     """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")

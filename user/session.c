@@ -394,42 +394,35 @@ static bool in_init_pid_ns(void)
 #define FOLD_MAX_SLOTS 4
 
 /*
- * The switch program times run-queue waits from the scheduler's sched_info
- * (tp_btf, where it is kept), and no program runs at wakeups; otherwise
- * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
- * benchmarks, tests).
- */
-/*
  * A switch for tests and benchmarks in the environment: ENV_ON for "on" or
- * "1", ENV_OFF for "off" or "0", otherwise ENV_DEFAULT (unset, empty, or
- * "auto" where that is allowed; anything else with a warning that names
- * def, the default's word).
+ * "1", ENV_OFF for "off" or "0", otherwise ENV_DEFAULT (unset, empty,
+ * "auto", or anything else with a warning).
  */
 enum env_mode { ENV_DEFAULT, ENV_ON, ENV_OFF };
 
-static enum env_mode env_mode(const char *name, bool allow_auto, const char *def)
+static enum env_mode env_mode(const char *name)
 {
 	const char *v = getenv(name);
 
-	if (!v || !*v || (allow_auto && !strcmp(v, "auto")))
+	if (!v || !*v || !strcmp(v, "auto"))
 		return ENV_DEFAULT;
 	if (!strcmp(v, "on") || !strcmp(v, "1"))
 		return ENV_ON;
 	if (!strcmp(v, "off") || !strcmp(v, "0"))
 		return ENV_OFF;
-	pr_err("warning: %s=%s: use %son or off; %s it is\n", name, v, allow_auto ? "auto, " : "",
-	       def);
+	pr_err("warning: %s=%s: use auto, on or off; auto it is\n", name, v);
 	return ENV_DEFAULT;
 }
 
+/*
+ * The switch program times run-queue waits from the scheduler's sched_info
+ * (tp_btf, where it is kept), and no program runs at wakeups; otherwise
+ * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
+ * benchmarks, tests).
+ */
 static bool want_wakeup_progs(const struct session *s, bool tp_btf)
 {
-	/*
-	 * (The full test suite's lost CPU time that made them the default for
-	 * a while came from unseen spans under a filter, in both ways:
-	 * unseen_span_runtime() in the BPF code.)
-	 */
-	if (env_mode("PMBPF_WAKEUP_PROGS", true, "auto") == ENV_ON)
+	if (env_mode("PMBPF_WAKEUP_PROGS") == ENV_ON)
 		return true;
 	return !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
 }
@@ -588,7 +581,7 @@ static int attach(struct session *s)
 	}
 	s->progs[s->nr_progs++] = s->skel->progs.fold;
 	/* for tests and benchmarks: force either path (fold_decide() otherwise) */
-	switch (env_mode("PMBPF_THREAD_FOLD", true, "auto")) {
+	switch (env_mode("PMBPF_THREAD_FOLD")) {
 	case ENV_ON:
 		s->fold_mode = FOLD_ON;
 		break;
