@@ -46,6 +46,16 @@ struct account {
 	/* keys for the caller to delete from the map */
 	struct pmbpf_key *dels;
 	size_t nr_dels, cap_dels;
+	/*
+	 * --threads: processes whose main thread left while they live (exit
+	 * record, or its id taken by exec), and the read it was seen in:
+	 * retire_gone_threads()
+	 */
+	struct leaderless {
+		__u32 tgid;
+		__u64 gen;
+	} * leaderless;
+	size_t nr_leaderless, cap_leaderless;
 	__u64 vanished;
 };
 
@@ -65,6 +75,7 @@ void account__free(struct account *a)
 	proctable__free(&a->table);
 	free(a->exits);
 	free(a->graves);
+	free(a->leaderless);
 	free(a->marked);
 	free(a->dels);
 	free(a);
@@ -207,6 +218,38 @@ static struct grave *grave_find(struct account *a, const struct pmbpf_key *key, 
 	return NULL;
 }
 
+static void grave_remove(struct account *a, struct grave *g)
+{
+	*g = a->graves[--a->nr_graves];
+}
+
+/*
+ * --threads: an entry of a process's main thread found after that thread's
+ * exit record, while a thread of that id and start time runs: a thread
+ * that called exec took the id (de_thread() gives it the old main thread's
+ * id and start time too). It is that thread, not a residue.
+ */
+static void leaderless_add(struct account *a, __u32 tgid)
+{
+	struct leaderless *x =
+		array__room(a->leaderless, a->nr_leaderless, &a->cap_leaderless, sizeof(*x));
+
+	if (x) {
+		a->leaderless = x;
+		a->leaderless[a->nr_leaderless].tgid = tgid;
+		a->leaderless[a->nr_leaderless++].gen = a->gen;
+	}
+}
+
+static bool exec_took_id(struct account *a, const struct pmbpf_key *key, __u64 start_ns)
+{
+	if (!a->o.threads || !key->tid || key->tid != key->tgid || !a->o.thread_running ||
+	    !a->o.thread_running(a->o.ctx, key->tgid, key->tid, start_ns))
+		return false;
+	leaderless_add(a, key->tgid);
+	return true;
+}
+
 static void graves_expire(struct account *a)
 {
 	size_t i, j = 0;
@@ -274,6 +317,54 @@ static void row_merge(const struct account *a, struct proc_row *row, const struc
 }
 
 /*
+ * A process whose main thread left while it lives: that thread exited
+ * alone (pthread_exit()), or another thread called exec and took its id
+ * (de_thread()), and then the exec'ing thread's old id gets no more counts
+ * and no exit record. At the next read, every thread of such a process
+ * that is not there any more and still has its entry is reported exited,
+ * with its counts so far, and the entry dropped. Not at once: a thread
+ * leaves /proc (release_task()) just before its last switch sends its exit
+ * record. Should the record still come, it is diffed against those counts
+ * (a grave in limbo).
+ */
+static int retire_gone_threads(struct account *a)
+{
+	struct proc_entry *e, *next;
+	size_t i, j = 0;
+	int err;
+
+	for (i = 0; i < a->nr_leaderless; i++) {
+		if (a->leaderless[i].gen == a->gen) {
+			a->leaderless[j++] = a->leaderless[i]; /* next read's */
+			continue;
+		}
+		for (e = proctable__next(&a->table, NULL); e; e = next) {
+			next = proctable__next(&a->table, e);
+			if (e->key.tgid != a->leaderless[i].tgid || !e->key.tid ||
+			    e->key.tid == e->key.tgid ||
+			    a->o.thread_running(a->o.ctx, e->key.tgid, e->key.tid, 0))
+				continue;
+			if (e->row_gen == a->gen) {
+				a->cur->rows[e->row].exited = true;
+			} else {
+				struct pmbpf_counts zero = {};
+
+				err = add_row(a, &e->key, &e->cum, &zero, true);
+				if (err)
+					return err;
+			}
+			err = delete_key(a, &e->key);
+			if (err)
+				return err;
+			grave_add(a, &e->key, &e->cum, true);
+			proctable__remove(&a->table, e);
+		}
+	}
+	a->nr_leaderless = j;
+	return 0;
+}
+
+/*
  * A process the kernel marked dead instead of sending its exit record (lost
  * record, or a kernel that cannot sum it): its entries in other cgroups go
  * too (drop_moved_entries).
@@ -313,6 +404,10 @@ int account__entry(struct account *a, const struct pmbpf_key *key, const void *v
 	g = e->gen ? NULL : grave_find(a, key, cur.start_ns);
 	if (g && g->limbo)
 		g = NULL; /* (cannot happen: the kernel entry now has the new start) */
+	if (g && exec_took_id(a, key, cur.start_ns)) {
+		grave_remove(a, g);
+		g = NULL;
+	}
 	prev = &e->cum; /* zero for a new entry, residues included */
 	counts_sub(&d, &cur, prev);
 	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
@@ -437,6 +532,9 @@ int account__settle(struct account *a)
 		struct grave *g;
 
 		g = grave_find(a, &x->key, x->total.start_ns);
+		if (a->o.threads && a->o.thread_running && x->key.tid &&
+		    x->key.tid == x->key.tgid && !(x->total.flags & PMBPF_F_PROC_EXIT))
+			leaderless_add(a, x->key.tgid);
 		if (e && e->cum.start_ns == x->total.start_ns)
 			prev = &e->cum;
 		else if (g && g->limbo)
@@ -460,7 +558,7 @@ int account__settle(struct account *a)
 			proctable__remove(&a->table, e);
 	}
 	a->nr_exits = 0;
-	return 0;
+	return retire_gone_threads(a);
 }
 
 static struct cgroup_row *cgroup_row_get(struct snapshot *snap, __u64 id)

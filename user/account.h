@@ -15,7 +15,11 @@
  *   deletes the one it exited in, the others are deleted here.
  * - Run-queue maxima count only in the read generation they were seen in.
  * - With per-thread entries, all of the above holds per thread, and a
- *   process's row is the exact sum of its threads' rows.
+ *   process's row is the exact sum of its threads' rows. A thread other
+ *   than the main one that calls exec takes the process's id when the old
+ *   main thread dies (de_thread()): its entry under that id is live, not a
+ *   residue, and the entry of its old id, which gets no exit record, is
+ *   reported exited (thread_running tells them apart).
  *
  * No libbpf, no system call: the caller reads the counts map and the ring
  * buffer, feeds them in, and deletes from the map the keys listed by
@@ -42,6 +46,12 @@ struct account_opts {
 	__u64 (*cgroup_parent)(void *ctx, const char *path, int *depth);
 	/* --threads: the name of process pid into buf, or false; may be NULL. */
 	bool (*process_comm)(void *ctx, __u32 pid, char *buf, size_t len);
+	/*
+	 * --threads: thread tid of process pid exists, is not a zombie, and
+	 * (start_ns not 0) has the start time start_ns (a
+	 * pmbpf_counts.start_ns); may be NULL.
+	 */
+	bool (*thread_running)(void *ctx, __u32 pid, __u32 tid, __u64 start_ns);
 	void *ctx;
 	/*
 	 * Entries are threads (pmbpf_key.tid): their rows go to

@@ -5,6 +5,7 @@
  * them to the accounting (account.c), which makes the interval's rows.
  */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -829,6 +830,29 @@ static bool process_comm(void *ctx, __u32 pid, char *buf, size_t len)
 	return process__comm((pid_t)pid, buf, len) == 0;
 }
 
+/*
+ * --threads: thread tid of pid is there, not a zombie, and (start_ns not 0)
+ * started at start_ns (task_struct.start_time: CLOCK_MONOTONIC). /proc
+ * gives the start in clock ticks on the boot-time clock, which runs ahead
+ * of the monotonic one by the time the host spent suspended.
+ */
+static bool thread_running(void *ctx, __u32 pid, __u32 tid, __u64 start_ns)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long ticks;
+	double want;
+	char state;
+
+	(void)ctx;
+	if (hz <= 0 || task__stat((pid_t)pid, (pid_t)tid, &state, &ticks) || state == 'Z' ||
+	    state == 'X' || state == 'x')
+		return false;
+	if (!start_ns)
+		return true;
+	want = (double)(start_ns + (now_ns(CLOCK_BOOTTIME) - now_ns(CLOCK_MONOTONIC))) * hz / 1e9;
+	return fabs((double)ticks - want) <= 1.5;
+}
+
 static struct account *account_new(struct session *s)
 {
 	struct account_opts o = {
@@ -839,6 +863,7 @@ static struct account *account_new(struct session *s)
 		.cgroup_path = cgroup_path,
 		.cgroup_parent = cgroup_parent,
 		.process_comm = process_comm,
+		.thread_running = thread_running,
 		.ctx = s,
 		.threads = s->threads,
 	};

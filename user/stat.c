@@ -126,26 +126,10 @@ struct stat_ctx {
 /* Start time of a process in clock ticks since boot (field 22 of stat); 0 if gone. */
 static unsigned long long proc_starttime(pid_t pid)
 {
-	unsigned long long start = 0;
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, i;
+	unsigned long long start;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	for (i = 2; p && i < 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		start = strtoull(p + 1, NULL, 10);
-	return start;
+	return task__stat(pid, 0, &state, &start) ? 0 : start;
 }
 
 /*

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <ctype.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -230,6 +231,37 @@ int process__comm(pid_t pid, char *buf, size_t len)
 		err = ferror(f) ? -EIO : -ENODATA;
 	fclose(f);
 	return err;
+}
+
+int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, i;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	i = errno;
+	close(fd);
+	if (n < 0)
+		return -i;
+	buf[n > 0 ? n : 0] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
+	if (!p || p[1] != ' ' || !p[2])
+		return -ENODATA;
+	*state = p[2];
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -ENODATA;
+	*starttime = strtoull(p + 1, NULL, 10);
+	return 0;
 }
 
 void *array__room(void *arr, size_t nr, size_t *cap, size_t size)

@@ -56,6 +56,12 @@ int process__check_running(pid_t pid);
  */
 int process__comm(pid_t pid, char *buf, size_t len);
 /*
+ * From /proc/PID/stat (tid 0) or /proc/PID/task/TID/stat: the task's state
+ * letter and its start time (field 22: clock ticks since boot, on the
+ * boot-time clock). Returns 0, or -errno when it cannot be read.
+ */
+int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime);
+/*
  * arr (nr of *cap elements of size bytes) with room for one more: realloc'd
  * to twice the size (64 at first) when full, or NULL (arr untouched).
  */

@@ -89,6 +89,7 @@ static __u64 fake_parent(void *ctx, const char *path, int *depth)
 }
 
 static bool fake_comm(void *ctx, __u32 pid, char *buf, size_t len);
+static bool fake_running(void *ctx, __u32 pid, __u32 tid, __u64 start_ns);
 
 /* threads: entries are threads (account_opts.threads), processes named by fake_comm */
 static void setup_with(bool threads)
@@ -100,6 +101,7 @@ static void setup_with(bool threads)
 		.cgroup_path = fake_path,
 		.cgroup_parent = fake_parent,
 		.process_comm = threads ? fake_comm : NULL,
+		.thread_running = threads ? fake_running : NULL,
 		.threads = threads,
 	};
 	size_t i;
@@ -935,6 +937,21 @@ static bool fake_comm(void *ctx, __u32 pid, char *buf, size_t len)
 	return true;
 }
 
+/* Threads no longer there (or zombies), by id; every other thread runs. */
+static __u32 gone_tid[8];
+static int nr_gone;
+
+static bool fake_running(void *ctx, __u32 pid, __u32 tid, __u64 start_ns)
+{
+	int i;
+
+	(void)ctx;
+	for (i = 0; i < nr_gone; i++)
+		if (gone_tid[i] == tid)
+			return false;
+	return !start_ns || start_ns == 1000 + pid;
+}
+
 /* One thread entry as the kernel holds it: on-CPU ns split over the CPUs, a name. */
 static void t_entry(__u32 tgid, __u32 tid, __u64 cgid, __u64 ns, const char *comm,
 		    __u32 flags)
@@ -1072,6 +1089,111 @@ static void test_threads_rollup(void)
 	teardown();
 }
 
+/*
+ * Two reads of process tgid: its main thread (main_ns) and thread tgid + 1
+ * (w_ns); then thread tgid + 1 is gone from /proc (it called exec, or is
+ * exiting), and the main thread's exit record (main_total) comes.
+ */
+static void t_leader_leaves(__u32 tgid, __u64 main_ns, __u64 w_ns, __u64 main_total)
+{
+	t_read();
+	t_entry(tgid, tgid, 10, main_ns, "main", 0);
+	t_entry(tgid, tgid + 1, 10, w_ns, "w", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	gone_tid[nr_gone++] = tgid + 1;
+	t_read();
+	t_entry(tgid, tgid + 1, 10, w_ns, "w", 0);
+	t_exit(tgid, tgid, 10, main_total, "main", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+}
+
+/*
+ * --threads: a thread other than the main one calls exec (de_thread()):
+ * the old main thread's exit record comes while the process lives, and the
+ * exec'ing thread then runs under the main thread's id with its start
+ * time. That entry is the live thread, not a residue; the exec'ing
+ * thread's old id, gone without an exit record, is reported exited once,
+ * at the next read. A main thread that exits alone (pthread_exit())
+ * retires no live thread, and its residue is still one. A thread retired
+ * so whose exit record comes after all is reported its remainder.
+ */
+static void test_threads_exec(void)
+{
+	const struct proc_row *r;
+
+	setup_with(true);
+	nr_gone = 0;
+
+	/* reads 1-2: 201 called exec; the old main thread's record (+5) */
+	t_leader_leaves(200, 30, 40, 35);
+	r = t_row(snap.threads, snap.nr_threads, 200, 200, 10);
+	CHECK(r && r->exited && !r->proc_end && r->f.n[PMBPF_N_ONCPU_NS] == 5);
+	CHECK(!t_row(snap.threads, snap.nr_threads, 200, 201, 10)); /* at the next read */
+	CHECK_EQ_INT(nr_dels, 0); /* the kernel deleted 200's */
+	r = t_row(snap.rows, snap.nr_rows, 200, 0, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 5);
+
+	/* read 3: the program exec'd runs as 200, same start time; 201 retired */
+	t_read();
+	t_entry(200, 200, 10, 50, "exe", 0);
+	t_entry(200, 201, 10, 40, "w", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 200, 200, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 50 && !strcmp(r->comm, "exe"));
+	r = t_row(snap.threads, snap.nr_threads, 200, 201, 10);
+	CHECK(r && r->exited && !r->proc_end && r->f.n[PMBPF_N_ONCPU_NS] == 0);
+	CHECK_EQ_INT(nr_dels, 1); /* 201's */
+	r = t_row(snap.rows, snap.nr_rows, 200, 0, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 50 && r->nr_threads == 2);
+	t_read();
+	t_entry(200, 200, 10, 80, "exe", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 200, 200, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 30);
+	CHECK(!t_row(snap.threads, snap.nr_threads, 200, 201, 10));
+
+	/* read 5: process 300's main thread exits alone; its thread 301 runs on */
+	t_read();
+	t_entry(300, 301, 10, 7, "w", 0);
+	t_exit(300, 300, 10, 3, "main", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 300, 301, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 7);
+	CHECK_EQ_INT(nr_dels, 0);
+
+	/* read 6: a late credit to the main thread, a zombie now: a residue */
+	gone_tid[nr_gone++] = 300;
+	t_read();
+	t_entry(300, 300, 10, 1, "main", 0);
+	t_entry(300, 301, 10, 9, "w", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 300, 300, 10);
+	CHECK(r && r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 1);
+	r = t_row(snap.threads, snap.nr_threads, 300, 301, 10);
+	CHECK(r && !r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 2);
+	CHECK_EQ_INT(nr_dels, 1); /* the residue's */
+
+	/* reads 7-10: 400's main thread exits alone while 401 leaves /proc ... */
+	t_leader_leaves(400, 10, 20, 12);
+	CHECK_EQ_INT(nr_dels, 0);
+	t_read();
+	t_entry(400, 401, 10, 20, "w", 0);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 400, 401, 10);
+	CHECK(r && r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 0);
+	CHECK_EQ_INT(nr_dels, 1);
+	/* ... and its exit record comes after all: the remainder only */
+	t_read();
+	t_exit(400, 401, 10, 23, "w", PMBPF_F_PROC_EXIT);
+	CHECK_EQ_INT(t_settle(), 0);
+	r = t_row(snap.threads, snap.nr_threads, 400, 401, 10);
+	CHECK(r && r->exited && r->proc_end && r->f.n[PMBPF_N_ONCPU_NS] == 3);
+	r = t_row(snap.rows, snap.nr_rows, 400, 0, 10);
+	CHECK(r && r->exited && r->f.n[PMBPF_N_ONCPU_NS] == 3);
+	nr_gone = 0;
+	teardown();
+}
+
 int main(void)
 {
 	test_interval_diff();
@@ -1088,5 +1210,6 @@ int main(void)
 	test_snapshot_strings();
 	test_conservation();
 	test_threads_rollup();
+	test_threads_exec();
 	return check_summary();
 }

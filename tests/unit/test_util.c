@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Durations, bounded integers and CPU lists. */
+/* Durations, bounded integers, CPU lists and a task's /proc stat. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "check.h"
 #include "util.h"
 
@@ -223,10 +225,26 @@ static void test_cpulist(void)
 	CPUS_BAD("1-2-3");
 }
 
+/* This process and its thread as /proc shows them; a task that is not there. */
+static void test_task_stat(void)
+{
+	unsigned long long start = 0, tstart = 0;
+	char state = 0, tstate = 0;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	CHECK_EQ_INT(task__stat(getpid(), 0, &state, &start), 0);
+	CHECK_EQ_INT(task__stat(getpid(), tid, &tstate, &tstart), 0);
+	CHECK(state == 'R' && tstate == 'R' && start > 0 && tstart == start);
+	/* pid 1 has no thread with this process's id (unless this is pid 1) */
+	if (getpid() != 1)
+		CHECK_EQ_INT(task__stat(1, tid, &state, &start), -ENOENT);
+}
+
 int main(void)
 {
 	test_duration();
 	test_uint();
 	test_cpulist();
+	test_task_stat();
 	return check_summary();
 }
