@@ -44,7 +44,8 @@ K = 3
 SPINNERS = 4
 QUIET = 40  # intervals of the quiet run, after the baseline holds its 20 samples
 DETECT_MAX = 10  # intervals from the antagonist's start to the victim's flag
-CLEAR_MAX = 5  # intervals from its end to the flag's end
+CLEAR_MAX = 5  # intervals from its end to the flag's end, unless the victim still waits
+STILL_HURT = 2  # the victim still waits: its mean wait per run at least this x its wait alone
 
 VICTIM = """
 import time
@@ -203,9 +204,19 @@ def test_outlier_and_first_suspect():
         figures["first_suspects_later"] = [r["suspects"][0] for r in later if r["suspects"]]
         antagonist.stop()
         end, _ = w.poll()
-        n3, _ = w.until(lambda n, r: n > end and r.get("outlier") == 0,
-                        (CLEAR_MAX + 5) * INTERVAL_S + 10, "the flag cleared")
+        # the victim's own waits at each collection until the flag clears
+        waits = {}
+
+        def cleared(n, r):
+            waits.setdefault(n, schedstat(vp.pid))
+            return n > end and r.get("outlier") == 0
+        n3, _ = w.until(cleared, (WINDOW + 5) * INTERVAL_S + 10, "the flag cleared")
         figures["clear_intervals"] = n3 - end
+        # intervals still flagged after CLEAR_MAX, and the victim's mean wait
+        # per run in each (from schedstat, us), where two collections bound it
+        figures["flagged_late_wait_us"] = [
+            (waits[n][0] - waits[n - 1][0]) / max(waits[n][1] - waits[n - 1][1], 1) / 1e3
+            for n in range(end + CLEAR_MAX + 1, n3) if n in waits and n - 1 in waits]
     finally:
         victim.remove()
         antagonist.remove()
@@ -231,7 +242,12 @@ def test_outlier_and_first_suspect():
     assert delays[antagonist.rel] > 0 and \
         delays[antagonist.rel] == max(delays.values()), hit
     assert all(s == antagonist.rel for _, s in figures["first_suspects_later"]), figures
-    assert figures["clear_intervals"] <= CLEAR_MAX, figures
+    # the flag ends with the harm: within CLEAR_MAX intervals, or later only
+    # while the victim's own account says it still waits (other work on a
+    # shared host can delay it too: 8 intervals seen once in CI)
+    late = figures["flagged_late_wait_us"]
+    assert figures["clear_intervals"] <= CLEAR_MAX or \
+        (late and min(late) >= STILL_HURT * figures["schedstat_wait_us_alone"]), figures
 
 
 @pytest.mark.skipif(TMUX is None, reason="tmux is not installed (make deps installs it)")
