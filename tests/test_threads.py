@@ -99,7 +99,13 @@ def test_threads_credited_their_own_work(recorder, fold):
         delay = sum(r["runq"]["total_ns"] for r in rows)
         assert t["runs"] - 2 <= waits <= t["runs"] + 5, (waits, t)
         slack = 0.02 * t["run_delay_ns"] + 20e3 * t["runs"] + 100e3
-        assert delay >= t["run_delay_ns"] - slack, (delay, t)
+        # a switch-in the kernel did not report loses its wait with it: up to
+        # 2, as the count above allows (its waits after the schedstat read
+        # can hide them there), where the session saw any, each as long as
+        # the thread's longest (8.3 ms short, slack 5.9 ms, once in CI)
+        lost = min(2, unmatched(rec))
+        longest = max(r["runq"]["max_ns"] for r in rows)
+        assert delay >= t["run_delay_ns"] - slack - lost * longest, (delay, lost, longest, t)
 
 
 @FOLD
