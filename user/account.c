@@ -223,12 +223,7 @@ static void grave_remove(struct account *a, struct grave *g)
 	*g = a->graves[--a->nr_graves];
 }
 
-/*
- * --threads: an entry of a process's main thread found after that thread's
- * exit record, while a thread of that id and start time runs: a thread
- * that called exec took the id (de_thread() gives it the old main thread's
- * id and start time too). It is that thread, not a residue.
- */
+/* Process tgid's main thread left while it lives: retire_gone_threads() at the next read. */
 static void leaderless_add(struct account *a, __u32 tgid)
 {
 	struct leaderless *x =
@@ -241,6 +236,12 @@ static void leaderless_add(struct account *a, __u32 tgid)
 	}
 }
 
+/*
+ * --threads: an entry of a process's main thread found after that thread's
+ * exit record, while a thread of that id and start time runs: a thread
+ * that called exec took the id (de_thread() gives it the old main thread's
+ * id and start time too). It is that thread, not a residue.
+ */
 static bool exec_took_id(struct account *a, const struct pmbpf_key *key, __u64 start_ns)
 {
 	if (!a->o.threads || !key->tid || key->tid != key->tgid || !a->o.thread_running ||

@@ -237,7 +237,7 @@ int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime)
 {
 	char path[64], buf[1024], *p;
 	ssize_t n;
-	int fd, i;
+	int fd, i, err;
 
 	if (tid)
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
@@ -247,10 +247,10 @@ int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime)
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
-	i = errno;
+	err = errno;
 	close(fd);
 	if (n < 0)
-		return -i;
+		return -err;
 	buf[n > 0 ? n : 0] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
 	if (!p || p[1] != ' ' || !p[2])

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Stress a filtered pmbpf for CPU time lost at spans whose switch-in it did not see.
 
@@ -24,15 +24,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            fields = line.split()
-            if fields[fields.index("-") + 1] == "cgroup2":
-                return fields[4]
-    sys.exit("unseen_spans: no cgroup v2 hierarchy mounted")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from conftest import cgroup2_mount  # noqa: E402 (the suite's, beside this script's tests)
 
 
 def one_run(pmbpf, work, cg, cpu):
@@ -82,7 +75,10 @@ def main():
     ap.add_argument("--churn", action="store_true",
                     help="start and stop another pmbpf beside it, in a loop")
     a = ap.parse_args()
-    cg = os.path.join(cgroup2_mount(), f"pmbpf-unseen-{os.getpid()}")
+    mnt = cgroup2_mount()
+    if not mnt:
+        sys.exit("unseen_spans: no cgroup v2 hierarchy mounted")
+    cg = os.path.join(mnt, f"pmbpf-unseen-{os.getpid()}")
     cpu = max(os.sched_getaffinity(0))
     churn = None
     if a.churn:
