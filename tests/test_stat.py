@@ -5,10 +5,13 @@ command's cgroup."""
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
 import time
+
+import pytest
 
 import conftest
 from conftest import PMBPF, WORK, needs_root
@@ -63,13 +66,53 @@ def test_children_counted_like_perf_stat(tmp_path):
     assert abs(run["raw"]["task-clock"]["value"] - truth) <= 0.05 * truth + 3e6, (run, own)
 
 
+def test_counted_from_exec_like_perf_stat(tmp_path):
+    """The command is counted from its exec, as perf stat counts it
+    (enable_on_exec): not the child's work between its fork and the exec.
+    /bin/true's page faults within 3 of perf stat's (medians of 7 runs each;
+    from the fork they were 26-28 more), and its CPU time is not above its
+    wall time in any run."""
+    if not shutil.which("perf"):
+        pytest.skip("perf is not installed: nothing to compare with")
+    p, doc = pmbpf_stat(tmp_path, "/bin/true", opts=("-r", "7"))
+    assert p.returncode == 0, p.stderr
+    mine = [r["metrics"]["page-faults"] for r in doc["runs"]]
+    ref = []
+    for _ in range(7):
+        ref.append(perf_stat("/bin/true")["page-faults"])
+    assert abs(statistics.median(mine) - statistics.median(ref)) <= 3, (mine, ref)
+    for r in doc["runs"]:
+        assert 0 < r["metrics"]["cpu-time"] <= r["metrics"]["wall-time"], r
+
+
+def test_fork_heavy_switches_equal_the_kernels(tmp_path):
+    """The switches of a command that forks: the kernel's own count of its
+    children (wait4's ru_nvcsw + ru_nivcsw) plus the parent's (/proc, read
+    before its last switch out at exit), within 5% of the processes. (perf
+    stat counts about one fewer per child: an exiting task's last switch,
+    which the kernel does count, is after perf's per-task counter has been
+    taken off it.)"""
+    n = 150
+    p, doc = pmbpf_stat(tmp_path, WORK, "spawn", n, 1, events="context-switches")
+    assert p.returncode == 0, p.stderr
+    run = doc["runs"][0]
+    assert run["processes"] == n + 1
+    lines = [json.loads(l) for l in p.stdout.splitlines()]
+    kids = sum(l["nvcsw"] + l["nivcsw"] for l in lines if "child" in l)
+    own = [l for l in lines if l.get("what") == "spawn"][0]
+    truth = kids + own["nvcsw"] + own["nivcsw"]
+    got = run["metrics"]["voluntary-switches"] + run["metrics"]["involuntary-switches"]
+    assert got == run["metrics"]["context-switches"]
+    assert kids >= n, lines  # each child switches out at least at its end
+    assert abs(got - (truth + 1)) <= 0.05 * n, (got, truth, kids)
+
+
 def test_burn_and_exit_code(tmp_path):
     p, doc = pmbpf_stat(tmp_path, "sh", "-c", f"{WORK} burn 300; exit 7")
     run = doc["runs"][0]
     assert p.returncode == 7 and run["exit_code"] == 7
     burn = json.loads(p.stdout.splitlines()[0])["cpu_ns"]  # the workload's own CPU time
-    # plus the shell's and the child's start (clone to exec, counted since
-    # the child is born in the command's cgroup), measured alike just now
+    # plus the shell's start and exit, measured alike just now
     _, ref = pmbpf_stat(tmp_path, "sh", "-c", "exit 7")
     start = ref["runs"][0]["metrics"]["cpu-time"]
     assert abs(run["metrics"]["cpu-time"] - burn - start) <= 0.02 * burn + 5e6, (run, burn, start)
@@ -144,16 +187,17 @@ def test_repeat_summary_and_exact_page_faults(tmp_path):
     own = [json.loads(l) for l in p.stdout.splitlines()]
     assert len(own) == 5
     pf = [r["metrics"]["page-faults"] for r in doc["runs"]]
-    # the workload's own count (getrusage) plus the few faults of the child
-    # between clone and exec: each run alone, not inflated by what ran
-    # before it (a child that moved itself in was credited the CPU's whole
-    # span since the previous run: +100 to +900 in every run after the
-    # first). On a loaded machine about one run in 25 takes tens to hundreds
-    # more, sometimes two in a row (cause not established): the median run
-    # is held to the bound, every run to the floor.
-    within = [truth["minflt"] <= mine <= truth["minflt"] + 30 for mine, truth in zip(pf, own)]
+    # the workload's own count (getrusage) less the faults of the child
+    # between its fork and its exec, which getrusage has and pmbpf, counting
+    # from the exec, has not (20-30 here): each run alone, not inflated by
+    # what ran before it (a child that moved itself in was credited the
+    # CPU's whole span since the previous run: +100 to +900 in every run
+    # after the first). On a loaded machine about one run in 25 takes tens
+    # to hundreds more, sometimes two in a row (cause not established): the
+    # median run is held to the bound, every run to the floor.
+    within = [truth["minflt"] - 40 <= mine <= truth["minflt"] for mine, truth in zip(pf, own)]
     assert sum(within) >= 3, (pf, own)
-    assert all(mine >= truth["minflt"] for mine, truth in zip(pf, own)), (pf, own)
+    assert all(mine >= truth["minflt"] - 40 for mine, truth in zip(pf, own)), (pf, own)
     s = doc["summary"]["page-faults"]
     assert s["n"] == 5 and s["min"] == min(pf) and s["max"] == max(pf)
     assert abs(s["mean"] - statistics.mean(pf)) < 1e-6

@@ -223,27 +223,30 @@ int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, voi
 	return nr;
 }
 
-/* The child: wait for the go, move into the cgroup (unless born there), run the command. */
-static void child(int go_fd, const char *cgroup, bool inside, char **argv)
+/*
+ * The child: move into the cgroup (unless born there), stop, and once pmbpf
+ * has taken its baseline and sent SIGCONT, run the command. What the child
+ * does before the stop (its fork's page faults, this setup) is not the
+ * command's: perf stat counts from the exec too (enable_on_exec).
+ */
+static void child(const char *cgroup, bool inside, char **argv)
 {
-	char path[4300], c;
+	char path[4300];
 	FILE *f;
 
 	/* pmbpf ignores SIGPIPE; an ignored signal stays ignored across exec */
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	if (read(go_fd, &c, 1) != 1)
-		_exit(127); /* pmbpf failed to start: nothing to run */
-	if (inside)
-		goto exec;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	f = fopen(path, "w");
-	if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
-		pr_err("cannot move into %s: %s\n", cgroup, strerror(errno));
-		_exit(127);
+	if (!inside) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
+			pr_err("cannot move into %s: %s\n", cgroup, strerror(errno));
+			_exit(127);
+		}
 	}
-exec:
+	raise(SIGSTOP);
 	execvp(argv[0], argv);
 	pr_err("cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
@@ -328,13 +331,28 @@ static int pidfd_open(pid_t pid)
 #endif
 }
 
+/*
+ * Wait for the child to stop before its exec. Returns 1 when it stopped, 0
+ * when it ended instead (*status has why), or -errno.
+ */
+static int wait_stopped(pid_t pid, int *status)
+{
+	for (;;) {
+		if (waitpid(pid, status, WUNTRACED) == pid)
+			return WIFSTOPPED(*status) ? 1 : 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
 /* Run argv once in a new child cgroup; the figures go to *run. */
 static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int index)
 {
 	__u64 cgid, t0, next;
 	struct proctable seen = {};
+	struct figures before_exec = {};
 	char cg[4200];
-	int go[2], err = 0, status = 0, forwarded = 0, pidfd, cgfd;
+	int err = 0, status = 0, forwarded = 0, pidfd, cgfd, stopped;
 	bool inside;
 	pid_t pid;
 
@@ -344,11 +362,6 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 		return -errno;
 	}
 	cgid = cgroup__id_of(cg);
-	if (pipe2(go, O_CLOEXEC)) {
-		err = -errno;
-		pr_err("pipe: %s\n", strerror(errno));
-		goto out_rmdir;
-	}
 	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	pid = fork_into(cgfd, &inside);
 	if (cgfd >= 0 && pid)
@@ -356,24 +369,37 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 	if (pid < 0) {
 		err = -errno;
 		pr_err("fork: %s\n", strerror(errno));
-		close(go[0]);
-		close(go[1]);
 		goto out_rmdir;
 	}
-	if (!pid) {
-		close(go[1]);
-		child(go[0], cg, inside, argv);
-	}
-	close(go[0]);
+	if (!pid)
+		child(cg, inside, argv);
 	pidfd = pidfd_open(pid);
+	/*
+	 * The baseline: the counts of the child up to its stop go to an
+	 * interval of their own, which is left out (but its process is seen).
+	 */
+	stopped = wait_stopped(pid, &status);
+	if (stopped > 0) {
+		err = session__collect(ctx->s, &ctx->snap);
+		if (!err)
+			accumulate(&ctx->snap, cgid, &before_exec, &seen);
+	} else if (stopped < 0) {
+		err = stopped;
+		pr_err("cannot wait for the command: %s\n", strerror(-err));
+	}
 	t0 = now_ns(CLOCK_MONOTONIC);
-	if (write(go[1], "g", 1) != 1) {
+	if (!err && stopped > 0 && kill(pid, SIGCONT)) {
 		err = -errno;
 		pr_err("cannot start the command: %s\n", strerror(errno));
 	}
-	close(go[1]);
+	if (err) {
+		/* pmbpf cannot count: the command does not run */
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
 	next = t0 + ctx->interval_ns;
-	for (;;) {
+	/* not stopped: it ended before its exec, and its exit code says why */
+	while (stopped > 0 && !err) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		__u64 now = now_ns(CLOCK_MONOTONIC);
 		int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
@@ -394,17 +420,16 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 		if (done)
 			run->wall_ns = now_ns(CLOCK_MONOTONIC) - t0;
 		if (done || now_ns(CLOCK_MONOTONIC) >= next) {
-			if (!err)
-				err = session__collect(ctx->s, &ctx->snap);
+			err = session__collect(ctx->s, &ctx->snap);
 			if (!err)
 				accumulate(&ctx->snap, cgid, &run->f, &seen);
 			next = now_ns(CLOCK_MONOTONIC) + ctx->interval_ns;
 		}
 		if (done)
 			break;
-		if (err && !forwarded) {
+		if (err) {
 			kill(pid, SIGKILL); /* pmbpf cannot count: stop the command */
-			forwarded = 1;
+			waitpid(pid, &status, 0);
 		}
 	}
 	if (pidfd >= 0)

@@ -9,7 +9,7 @@
  *   work spin SECONDS [TRACE] busy loop for SECONDS of wall time; with TRACE, write
  *                             "realtime_ns cpu_ns" to that file every millisecond
  *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits;
- *                             prints each one's page faults (wait4)
+ *                             prints each one's page faults and switches (wait4)
  *   work fleet N PAGES SECONDS
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
@@ -552,8 +552,8 @@ int main(int argc, char **argv)
 				_exit(0);
 			}
 			wait4(pid, NULL, 0, &ru);
-			printf("{\"child\":%d,\"minflt\":%ld,\"majflt\":%ld}\n", pid, ru.ru_minflt,
-			       ru.ru_majflt);
+			printf("{\"child\":%d,\"minflt\":%ld,\"majflt\":%ld,\"nvcsw\":%ld,\"nivcsw\":%ld}\n",
+			       pid, ru.ru_minflt, ru.ru_majflt, ru.ru_nvcsw, ru.ru_nivcsw);
 		}
 		report("spawn");
 	} else if (!strcmp(argv[1], "fleet") && argc > 4) {
