@@ -54,9 +54,78 @@ def test_unknown_event_is_one_line_with_close_matches():
       "cpu-clock,task-clock,cs,faults"], "at most 8 events"),
     (["record", "extra"], "unexpected argument 'extra'"),
     (["frobnicate"], "unknown command 'frobnicate'"),
+    # issue 34: each was taken silently or refused with the wrong reason
+    (["record", "-e", "task-clock:u:k"], "unknown modifier ':u:k' in 'task-clock:u:k'"),
+    (["stat", "-e", "cpu-clock:k:x", "--", "true"], "unknown modifier ':x' in 'cpu-clock:k:x'"),
+    (["record", "-e", "software/config=1,config=2/"], "term 'config' given twice"),
+    (["record", "-p", "1", "-p", "1"], "-p given twice"),
+    (["top", "-p", "1", "-p", "2"], "-p given twice"),
+    (["profile", "-p", "1", "-p", "2"], "-p given twice"),
+    (["list", "--bogus-opt"], "list: unknown option '--bogus-opt'"),
+    (["list", "cycles", "--attr"], "list: unknown option '--attr'"),
+    (["list", "a", "b"], "list takes at most one word"),
+    (["record", "-i", "1d"], "invalid interval '1d'"),
+    (["record", "-d", "367d"], "invalid duration '367d'"),
 ])
 def test_malformed_options(args, pattern):
-    check_error(run(*args), pattern, 2)
+    p = run(*args)
+    check_error(p, pattern, 2)
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
+@needs_root
+def test_hours_and_days_are_taken():
+    """Issue 34: the docs speak of an hour and 366 days, and -i 1h, -d 1d were refused."""
+    p = run("record", "-i", "1h", "-d", "300ms", "-o", "json", "-b", "cgroup")
+    assert p.returncode == 0, p.stderr
+    recs = [json.loads(l) for l in p.stdout.splitlines()]
+    assert [r["type"] for r in recs if r["type"] == "system"] == ["system"]
+    assert 0.25 < recs[-1]["interval_s"] < 5, recs[-1]
+    p = run("record", "-d", "366d", "-i", "200ms", "-c", "1", "-o", "json", "-b", "cgroup")
+    assert p.returncode == 0, p.stderr
+
+
+@needs_root
+def test_profile_refuses_tracepoints_in_one_line():
+    """Issue 34: was "cannot attach to syscalls:sys_enter_read on CPU 0: Invalid argument"."""
+    p = run("profile", "-e", "syscalls:sys_enter_read", "-d", "1")
+    if "tracefs" in p.stderr:
+        pytest.skip("no tracefs: " + p.stderr.strip())
+    check_error(p, "not tracepoints (syscalls:sys_enter_read)", 2)
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+
+
+def perf_event_open_errno(type_, config):
+    """The errno perf_event_open gives this attr CPU-wide on CPU 0 (0: it opened)."""
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = bytearray(128)
+    struct.pack_into("<IIQ", attr, 0, type_, len(attr), config)
+    struct.pack_into("<Q", attr, 40, 1)  # flags: disabled
+    buf = ctypes.create_string_buffer(bytes(attr), len(attr))
+    fd = libc.syscall(298, buf, -1, 0, -1, 8)  # x86_64 perf_event_open, FD_CLOEXEC
+    if fd >= 0:
+        os.close(fd)
+        return 0
+    return ctypes.get_errno()
+
+
+@needs_root
+@pytest.mark.parametrize("cmd", [["record", "-c", "1"], ["stat", "--", "true"]])
+def test_event_the_kernel_refuses_stops_with_the_true_reason(cmd):
+    """Issue 34: tracepoint/config=1/ as root said "permission denied ... need
+    CAP_PERFMON" (root has it) and exited 0."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall number used is x86_64's")
+    err = perf_event_open_errno(2, 1)  # PERF_TYPE_TRACEPOINT, id 1
+    if err not in (1, 13):
+        pytest.skip(f"this kernel does not refuse tracepoint id 1 with EPERM (errno {err})")
+    p = run(*cmd[:1], "-e", "tracepoint/config=1/", *cmd[1:])
+    check_error(p, "event tracepoint/config=1/: permission denied", 1)
+    assert len(p.stderr.splitlines()) == 1, p.stderr
+    assert "the kernel does not allow this event" in p.stderr, p.stderr
+    assert "need CAP_PERFMON" not in p.stderr
 
 
 @needs_root

@@ -218,6 +218,25 @@ def test_repeat_stops_at_a_failing_run(tmp_path):
     assert p.stderr.strip() == "pmbpf: run 1 (A) exited with 3: no report"
 
 
+def test_killed_command_is_not_an_exit_code(tmp_path):
+    """Issue 34: a command killed by SIGKILL was reported as "exit code 137"."""
+    p, doc = pmbpf_stat(tmp_path, "sh", "-c", "kill -KILL $$")
+    run = doc["runs"][0]
+    # pmbpf's own status stays a shell's 128 + N; the report says what happened
+    assert p.returncode == 128 + signal.SIGKILL
+    assert run["exit_code"] is None and run["signal"] == "SIGKILL", run
+    p, doc = pmbpf_stat(tmp_path, "sh", "-c", "exit 5")
+    assert doc["runs"][0]["exit_code"] == 5 and doc["runs"][0]["signal"] is None
+    p = subprocess.run([PMBPF, "stat", "-e", "task-clock", "--", "sh", "-c", "kill -TERM $$"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM
+    assert re.search(r"s +wall time, killed by SIGTERM$", p.stderr, re.M), p.stderr
+    assert "exit code" not in p.stderr, p.stderr
+    p, doc = pmbpf_stat(tmp_path, "sh", "-c", "kill -KILL $$", opts=("-r", "2"))
+    assert p.returncode == 128 + signal.SIGKILL and doc is None
+    assert p.stderr.strip() == "pmbpf: run 1 (A) was killed by SIGKILL: no report"
+
+
 def test_cgroup_name_is_unique_per_boot():
     """Issue 11: pmbpf-stat-PID was reused by a later run with the same pid."""
     p = subprocess.run([PMBPF, "stat", "-e", "task-clock", "--", "cat", "/proc/self/cgroup"],

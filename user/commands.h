@@ -62,5 +62,11 @@ int caps__read(struct caps *c);
  * open per-CPU counters are missing. Returns 0 or -EPERM.
  */
 int privileges__check(void);
+/*
+ * Why perf_event_open() refused an event with EPERM or EACCES, in a clause:
+ * the privileges it lacks (CAP_PERFMON, perf_event_paranoid), or, when they
+ * are all there, that the kernel does not allow this event. Returns buf.
+ */
+const char *perm__why(char *buf, size_t len);
 
 #endif

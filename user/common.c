@@ -114,6 +114,31 @@ int caps__read(struct caps *c)
 	return 0;
 }
 
+const char *perm__why(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int paranoid = 2;
+	struct caps c;
+
+	if (f) {
+		if (fscanf(f, "%d", &paranoid) != 1)
+			paranoid = 2;
+		fclose(f);
+	}
+	if (caps__read(&c) || (!c.admin && !(c.perfmon && paranoid <= 2))) {
+		snprintf(
+			buf, len,
+			"CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)");
+		return buf;
+	}
+	snprintf(
+		buf, len,
+		"pmbpf holds %s and kernel.perf_event_paranoid is %d: the kernel does not allow this event%s",
+		c.admin ? "CAP_SYS_ADMIN" : "CAP_PERFMON", paranoid,
+		c.admin ? " to anyone" : " without CAP_SYS_ADMIN");
+	return buf;
+}
+
 int privileges__check(void)
 {
 	struct caps c;

@@ -392,6 +392,38 @@ static bool is_modifier(const char *s)
 	return *s && strspn(s, "uk") == strlen(s);
 }
 
+static bool alias_exists(const char *name)
+{
+	const struct pmu *all;
+	int nr, i;
+
+	all = pmus__all(&nr);
+	for (i = 0; i < nr; i++)
+		if (pmu__alias(&all[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Where base, its last modifier taken off, still has one ("task-clock:u" of
+ * "task-clock:u:k", "sched:sched_switch:u"): the offset of that ':', or -1.
+ */
+static int modifier_left(char *base)
+{
+	char *colon = strchr(base, ':');
+	struct event_spec tmp;
+	bool event;
+
+	if (!colon || strchr(base, '/'))
+		return -1;
+	if (strchr(colon + 1, ':'))
+		return (int)(strchr(colon + 1, ':') - base);
+	*colon = '\0';
+	event = !parse_generic(base, &tmp) || alias_exists(base);
+	*colon = ':';
+	return event ? (int)(colon - base) : -1;
+}
+
 int event__parse_msg(const char *name, struct event_spec *spec, char *msg, size_t len)
 {
 	char base[EVENT_NAME_LEN];
@@ -415,18 +447,13 @@ int event__parse_msg(const char *name, struct event_spec *spec, char *msg, size_
 		/* perf also takes cpu/event=0x3c/u */
 		apply_modifiers(strrchr(base, '/') + 1, spec);
 		strrchr(base, '/')[1] = '\0';
-	} else if (colon && !strchr(base, '/')) {
-		struct event_spec tmp;
-
-		base[colon - base] = '\0';
-		if (!parse_generic(base, &tmp)) {
-			snprintf(msg, len, "unknown modifier ':%s' in '%s' (use :u, :k or :uk)",
-				 colon + 1, name);
-			return -EINVAL;
-		}
-		base[colon - base] = ':';
 	}
-
+	err = modifier_left(base);
+	if (err >= 0) {
+		snprintf(msg, len, "unknown modifier '%s' in '%s' (give one: :u, :k or :uk)",
+			 name + err, name);
+		return -EINVAL;
+	}
 	if (strchr(base, '/')) {
 		err = parse_pmu_terms(base, spec, msg, len);
 	} else if (strchr(base, ':')) {

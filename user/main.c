@@ -77,8 +77,14 @@ int cmd_list(int argc, char **argv)
 			event__print_attr(stdout, &specs[i]);
 		return 0;
 	}
-	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		pr_err("list takes at most one word\n%s", list_usage);
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] == '-') {
+			pr_err("list: unknown option '%s' (list takes -h, --attr LIST, or one word)\n",
+			       argv[i]);
+			return 2;
+		}
+	if (argc > 2) {
+		pr_err("list takes at most one word, not %d: try 'pmbpf list --help'\n", argc - 1);
 		return 2;
 	}
 	events__list(stdout, argc == 2 ? argv[1] : NULL);

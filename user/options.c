@@ -80,7 +80,9 @@ int options__default_events(struct session_opts *s)
 
 static void fmt_ns(char *buf, size_t len, __u64 ns)
 {
-	if (ns >= 1000000000ULL && ns % 1000000000ULL == 0)
+	if (ns >= 3600000000000ULL && ns % 3600000000000ULL == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(ns / 3600000000000ULL));
+	else if (ns >= 1000000000ULL && ns % 1000000000ULL == 0)
 		snprintf(buf, len, "%llus", (unsigned long long)(ns / 1000000000ULL));
 	else
 		snprintf(buf, len, "%llums", (unsigned long long)(ns / 1000000ULL));
@@ -96,8 +98,8 @@ int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns)
 		return 0;
 	fmt_ns(lo, sizeof(lo), min_ns);
 	fmt_ns(hi, sizeof(hi), max_ns);
-	pr_err("invalid interval '%s': give seconds (1, 0.5) or ms (500ms), from %s to %s\n", arg,
-	       lo, hi);
+	pr_err("invalid interval '%s': give seconds (1, 0.5), 500ms, 2m or 1h, from %s to %s\n",
+	       arg, lo, hi);
 	return -EINVAL;
 }
 
@@ -105,7 +107,8 @@ int options__duration(const char *arg, __u64 *ns)
 {
 	if (!duration__parse(arg, ns))
 		return 0;
-	pr_err("invalid duration '%s': give 10, 10s, 500ms or 2m, at most 366 days\n", arg);
+	pr_err("invalid duration '%s': give 10, 10s, 500ms, 2m, 1h or 1d, at most 366 days (366d)\n",
+	       arg);
 	return -EINVAL;
 }
 
@@ -113,6 +116,11 @@ int options__pid(const char *arg, pid_t *pid)
 {
 	unsigned long long v;
 
+	if (*pid) {
+		pr_err("-p given twice (%d, then %s): pmbpf follows one process; -G CGROUP takes a group\n",
+		       *pid, arg);
+		return -EINVAL;
+	}
 	if (uint__parse(arg, 1, INT_MAX, &v)) {
 		pr_err("invalid PID '%s'\n", arg);
 		return -EINVAL;

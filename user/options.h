@@ -37,6 +37,7 @@ int options__default_events(struct session_opts *s);
 /* -i: a duration within [min_ns, max_ns] (max 0: INTERVAL_MAX_NS); -d: any duration. */
 int options__interval(const char *arg, __u64 min_ns, __u64 max_ns, __u64 *ns);
 int options__duration(const char *arg, __u64 *ns);
+/* -p PID into *pid, which must be 0: one -p only. */
 int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
 /* An integer from min to max, for option opt ("--window"). */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include "catalog.h"
 #include "delay.h"
@@ -122,8 +124,11 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 	for (i = 0; i < nr; i++)
 		if (ev[i].state == EVENT_PERMISSION_DENIED)
 			break;
-	if (i < nr)
-		pr_err("CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)\n");
+	if (i < nr) {
+		char why[256];
+
+		pr_err("%s\n", perm__why(why, sizeof(why)));
+	}
 	for (i = 0; i < nr; i++)
 		if (ev[i].spec.kind & EVENT_HW)
 			break;
@@ -953,9 +958,30 @@ static void stat_row(const struct figure *fd, int i, void *arg)
 		fprintf(r->o->f, "%18s %-2s   %s\n", buf, unit, label);
 }
 
-int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		    char *const *argv, int exit_code, unsigned int nr_procs)
+void output__json_status(struct json_writer *w, int status)
 {
+	char name[32];
+
+	jw_key(w, "exit_code");
+	if (WIFEXITED(status))
+		jw_s64(w, WEXITSTATUS(status));
+	else
+		jw_null(w);
+	jw_key(w, "signal");
+	if (WIFSIGNALED(status) && sigabbrev_np(WTERMSIG(status))) {
+		snprintf(name, sizeof(name), "SIG%s", sigabbrev_np(WTERMSIG(status)));
+		jw_string(w, name);
+	} else if (WIFSIGNALED(status)) {
+		jw_s64(w, WTERMSIG(status));
+	} else {
+		jw_null(w);
+	}
+}
+
+int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
+		    char *const *argv, int status, unsigned int nr_procs)
+{
+	char how[64];
 	struct json_writer w;
 	struct row r;
 	int i;
@@ -971,8 +997,7 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		for (i = 0; argv[i]; i++)
 			jw_string(&w, argv[i]);
 		jw_end_array(&w);
-		jw_key(&w, "exit_code");
-		jw_s64(&w, exit_code);
+		output__json_status(&w, status);
 		jw_key(&w, "wall_s");
 		jw_double(&w, snap->interval_ns / 1e9, 6);
 		jw_key(&w, "processes");
@@ -988,8 +1013,8 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 	fprintf(o->f, "' and its children (%u processes):\n\n", nr_procs);
 	row_init(&r, o, snap, f, false);
 	catalog__each(snap, OUT_STAT, stat_row, &r);
-	fprintf(o->f, "\n%18.6f s    wall time, exit code %d\n\n", snap->interval_ns / 1e9,
-		exit_code);
+	fprintf(o->f, "\n%18.6f s    wall time, %s\n\n", snap->interval_ns / 1e9,
+		wait_status__str(status, how, sizeof(how)));
 	return stream__error(o->f);
 }
 

@@ -33,11 +33,17 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 int output__snapshot(struct output *o, const struct snapshot *snap);
 /*
  * Totals of a command and its children (pmbpf stat): snap gives the events
- * and interval_ns (the command's wall time), f the summed figures.
+ * and interval_ns (the command's wall time), f the summed figures, status
+ * the command's wait status.
  */
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
-		    char *const *argv, int exit_code, unsigned int nr_procs);
+		    char *const *argv, int status, unsigned int nr_procs);
 struct json_writer;
+/*
+ * A command's end from its wait status, as keys of the open object:
+ * "exit_code" (null when a signal killed it) and "signal" ("SIGKILL", or null).
+ */
+void output__json_status(struct json_writer *w, int status);
 /* An event's description (name, class, state, group, cpus, error) as keys of the open object. */
 void json_event_fields(struct json_writer *w, const struct event_info *ev);
 /* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */

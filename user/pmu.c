@@ -393,6 +393,8 @@ static int encode(const struct pmu *p, const char *terms, __u64 cfg[3],
 		  const struct pmu_alias **alias, char *err, size_t len, int depth)
 {
 	char buf[256], *tok, *save = NULL;
+	const char *given[sizeof(buf) / 2];
+	size_t nr_given = 0, i;
 
 	if (strlen(terms) >= sizeof(buf)) {
 		snprintf(err, len, "terms too long");
@@ -411,8 +413,18 @@ static int encode(const struct pmu *p, const char *terms, __u64 cfg[3],
 
 		while (isspace((unsigned char)*tok))
 			tok++;
-		if (eq) {
+		if (eq)
 			*eq = '\0';
+		/* perf would keep the last of two; a typo is likelier than intent */
+		for (i = 0; depth == 0 && i < nr_given; i++)
+			if (!strcmp(given[i], tok)) {
+				snprintf(err, len, "term '%s' given twice in %s/%s/", tok, p->name,
+					 terms);
+				return -EINVAL;
+			}
+		if (depth == 0)
+			given[nr_given++] = tok;
+		if (eq) {
 			if (!eq[1]) {
 				snprintf(err, len, "missing value for term '%s' of %s", tok,
 					 p->name);

@@ -217,6 +217,12 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 				pr_err("%s\n", msg);
 				return -EINVAL;
 			}
+			/* the sampling program is a perf_event one: tracepoints need their own */
+			if (o->event.type == PERF_TYPE_TRACEPOINT) {
+				pr_err("profile samples clock, software and hardware events, not tracepoints (%s): count it with 'pmbpf stat -e %s', or sample cpu-clock\n",
+				       optarg, optarg);
+				return -EINVAL;
+			}
 			o->event_given = true;
 			break;
 		case 'F':

@@ -27,6 +27,7 @@
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
+#include "commands.h"
 #include "pmu.h"
 #include "kfeatures.h"
 #include "session.h"
@@ -305,6 +306,24 @@ static bool group_has_member(const struct session *s, int g, int i)
 	return false;
 }
 
+/* Say in one line why the kernel refused an event; false when it merely does not exist here. */
+static bool refused(const struct event_info *ev, int err)
+{
+	char why[256];
+
+	if (ev->state == EVENT_PERMISSION_DENIED) {
+		pr_err("event %s: permission denied (%s): %s\n", ev->spec.name, strerror(err),
+		       perm__why(why, sizeof(why)));
+		return true;
+	}
+	if (ev->state == EVENT_INVALID) {
+		pr_err("event %s: the kernel refused its attributes (%s): 'pmbpf list --attr %s' shows them\n",
+		       ev->spec.name, strerror(err), ev->spec.name);
+		return true;
+	}
+	return false;
+}
+
 static int open_events(struct session *s, const struct session_opts *o)
 {
 	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
@@ -360,6 +379,12 @@ static int open_events(struct session *s, const struct session_opts *o)
 				pr_err("cannot open event %s: %s\n", ev->spec.name, strerror(err));
 				return -err;
 			}
+			/*
+			 * An event asked for that the kernel refuses cannot be
+			 * counted by any later interval; the defaults show '-'.
+			 */
+			if (!o->default_events && refused(ev, err))
+				return -err;
 			continue;
 		}
 		s->slot_event[slot] = i;

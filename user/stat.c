@@ -99,7 +99,8 @@ static int stat_signals__setup(void)
 
 struct run {
 	char group; /* 'A' or 'B' */
-	int exit_code;
+	int status; /* its wait status */
+	int exit_code; /* as a shell's $?: 128 + N when killed by signal N */
 	__u64 wall_ns;
 	unsigned int nr_procs;
 	struct figures f;
@@ -434,7 +435,8 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	run->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	run->status = status;
+	run->exit_code = wait_status__code(status);
 	run->nr_procs = (unsigned int)seen.used;
 	proctable__free(&seen);
 out_rmdir:
@@ -675,8 +677,7 @@ static void json_report(FILE *f, const struct stat_ctx *ctx, const struct series
 		jw_u64(&w, i + 1);
 		jw_key(&w, "group");
 		jw_string(&w, group);
-		jw_key(&w, "exit_code");
-		jw_s64(&w, r->exit_code);
+		output__json_status(&w, r->status);
 		jw_key(&w, "processes");
 		jw_u64(&w, r->nr_procs);
 		jw_key(&w, "metrics");
@@ -799,7 +800,7 @@ static int report(struct stat_ctx *ctx, int *verdict_rc)
 		snap.events = session__events(ctx->s, &snap.nr_events);
 		snap.metrics = ctx->snap.metrics;
 		snap.interval_ns = ctx->runs[0].wall_ns;
-		output__command(&o, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].exit_code,
+		output__command(&o, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].status,
 				ctx->runs[0].nr_procs);
 	} else {
 		table_summary(f, &a);
@@ -996,8 +997,15 @@ int cmd_stat(int argc, char **argv)
 			if (ctx.repeat == 1 && !ctx.ab)
 				continue;
 			if (r->exit_code) {
-				pr_err("run %d (%c) exited with %d: no %s\n", ctx.nr_runs, r->group,
-				       r->exit_code, ctx.ab ? "comparison" : "report");
+				char how[64];
+
+				if (WIFEXITED(r->status))
+					snprintf(how, sizeof(how), "exited with %d", r->exit_code);
+				else
+					snprintf(how, sizeof(how), "was killed by SIG%s",
+						 sigabbrev_np(WTERMSIG(r->status)) ?: "?");
+				pr_err("run %d (%c) %s: no %s\n", ctx.nr_runs, r->group, how,
+				       ctx.ab ? "comparison" : "report");
 				rc = r->exit_code;
 				goto out_session;
 			}

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "util.h"
@@ -149,6 +151,10 @@ int duration__parse(const char *s, __u64 *ns)
 		mult = 1000ULL;
 	else if (!strcmp(p, "m"))
 		mult = 60000000000ULL;
+	else if (!strcmp(p, "h"))
+		mult = 3600000000000ULL;
+	else if (!strcmp(p, "d"))
+		mult = 86400000000000ULL;
 	else
 		return -EINVAL;
 	v = (unsigned __int128)whole * mult + (frac * mult + scale / 2) / scale;
@@ -156,6 +162,28 @@ int duration__parse(const char *s, __u64 *ns)
 		return -EINVAL;
 	*ns = (__u64)v;
 	return 0;
+}
+
+const char *wait_status__str(int status, char *buf, size_t len)
+{
+	const char *name;
+
+	if (WIFEXITED(status)) {
+		snprintf(buf, len, "exit code %d", WEXITSTATUS(status));
+		return buf;
+	}
+	name = WIFSIGNALED(status) ? sigabbrev_np(WTERMSIG(status)) : NULL;
+	if (name)
+		snprintf(buf, len, "killed by SIG%s%s", name,
+			 WCOREDUMP(status) ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	return buf;
+}
+
+int wait_status__code(int status)
+{
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int uint__parse(const char *s, unsigned long long min, unsigned long long max,

@@ -3,6 +3,7 @@
 #define __PMBPF_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -28,11 +29,18 @@ int cpulist__parse(const char *s, bool *set, int n);
 #define DURATION_MAX_NS (366ULL * 86400 * 1000000000ULL)
 /*
  * Parse a duration, in decimal: "2" or "2s" (seconds), "500ms", "1.5",
- * "10us", "1m". Returns 0 and nanoseconds in *ns, or -EINVAL. Below one
+ * "10us", "1m", "1h", "1d". Returns 0 and nanoseconds in *ns, or -EINVAL. Below one
  * nanosecond, above DURATION_MAX_NS, and anything not decimal ("0x10",
  * "1e9", "+1", "inf") are refused.
  */
 int duration__parse(const char *s, __u64 *ns);
+/*
+ * How a child ended, from its wait status: "exit code 3", or "killed by
+ * SIGKILL" (a shell's 128 + N is not an exit code). Returns buf.
+ */
+const char *wait_status__str(int status, char *buf, size_t len);
+/* A wait status as a shell's $?: the exit code, or 128 + the signal. */
+int wait_status__code(int status);
 /* Parse a decimal unsigned integer in [min, max]. */
 int uint__parse(const char *s, unsigned long long min, unsigned long long max,
 		unsigned long long *out);

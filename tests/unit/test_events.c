@@ -385,6 +385,18 @@ static const struct bad_expect bad[] = {
 	{ "{cycles}{instructions}", -EINVAL, "unexpected '{'" },
 	{ "{cycles,instructions}:x", -EINVAL, "unknown group modifier" },
 	{ "cycles:x", -EINVAL, "unknown modifier ':x'" },
+	/* issue 34: a second modifier was taken for a tracepoint ("unknown tracepoint") */
+	{ "task-clock:u:k", -EINVAL, "unknown modifier ':u:k' in 'task-clock:u:k'" },
+	{ "cycles:k:u", -EINVAL, "unknown modifier ':k:u'" },
+	{ "topdown-fetch-bubbles:u:k", -EINVAL, "unknown modifier ':u:k'" },
+	{ "sched:sched_switch:u:k", -EINVAL,
+	  "unknown modifier ':u:k' in 'sched:sched_switch:u:k'" },
+	{ "sched:sched_switch:q", -EINVAL, "unknown modifier ':q'" },
+	/* issue 34: the second of two terms was taken silently */
+	{ "cpu/event=0x3c,event=0x3c/", -EINVAL,
+	  "term 'event' given twice in cpu/event=0x3c,event=0x3c/" },
+	{ "cpu/config=1,config=2/", -EINVAL, "term 'config' given twice" },
+	{ "cpu/cpu-cycles,cpu-cycles/", -EINVAL, "term 'cpu-cycles' given twice" },
 	{ "sched:nope", -ENOENT, "unknown tracepoint 'sched:nope'" },
 	{ "sched:sched_swtich", -ENOENT, "did you mean 'sched:sched_switch'" },
 	{ "cylces", -ENOENT, "unknown event 'cylces'; did you mean 'cycles'" },

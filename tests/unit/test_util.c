@@ -56,6 +56,12 @@ static void test_duration(void)
 	/* the largest accepted value: 366 days */
 	DUR("31622400", 31622400ULL * NS_PER_S);
 	DUR("527040m", 31622400ULL * NS_PER_S);
+	/* issue 34: the docs speak of an hour and 366 days */
+	DUR("1h", 3600 * NS_PER_S);
+	DUR("1.5h", 5400 * NS_PER_S);
+	DUR("1d", 86400 * NS_PER_S);
+	DUR("366d", 31622400ULL * NS_PER_S);
+	DUR("8784h", 31622400ULL * NS_PER_S);
 	DUR("0.000000001", 1ULL);
 	DUR("1.0000000000000000000001", NS_PER_S);
 
@@ -81,7 +87,11 @@ static void test_duration(void)
 	DUR_BAD("1 s");
 	DUR_BAD("1s ");
 	DUR_BAD("1ss");
-	DUR_BAD("1h");
+	DUR_BAD("1hh");
+	DUR_BAD("1dd");
+	DUR_BAD("1H");
+	DUR_BAD("367d");
+	DUR_BAD("8785h");
 	DUR_BAD("ms");
 	DUR_BAD("-1");
 	DUR_BAD("-0.5s");
