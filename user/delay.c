@@ -227,7 +227,9 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 
 	snap->delays_on = true;
 	a->nr_dead = 0;
-	qsort(a->cur, a->nr_cur, sizeof(*a->cur), cmp_state);
+	/* qsort takes no NULL array, even an empty one (C11 7.22.5) */
+	if (a->nr_cur > 1)
+		qsort(a->cur, a->nr_cur, sizeof(*a->cur), cmp_state);
 	if (snap->nr_rows) {
 		idx = malloc(snap->nr_rows * sizeof(*idx));
 		if (!idx)

@@ -122,7 +122,8 @@ static void hot_learn(struct hot *h, __u32 tgid, bool again)
 	struct hot_known want = { .tgid = tgid }, *k;
 	size_t i;
 
-	k = bsearch(&want, h->known, h->nr_known, sizeof(*k), cmp_known);
+	/* bsearch and qsort take no NULL array, even an empty one (C11 7.22.5) */
+	k = h->nr_known ? bsearch(&want, h->known, h->nr_known, sizeof(*k), cmp_known) : NULL;
 	if (k) {
 		if (!again || k->gen == h->gen)
 			return;
@@ -252,7 +253,8 @@ int hot__collect(struct hot *h, struct snapshot *snap)
 			pr_err("cannot read the hot_ips map: %s\n", strerror(-err));
 		goto out;
 	}
-	qsort(h->samples, h->nr_samples, sizeof(*h->samples), cmp_sample);
+	if (h->nr_samples > 1)
+		qsort(h->samples, h->nr_samples, sizeof(*h->samples), cmp_sample);
 	res = calloc(h->nr_samples ? h->nr_samples : 1, sizeof(*res));
 	if (!res) {
 		err = -ENOMEM;

@@ -52,6 +52,35 @@ struct http_server {
 	struct http_conn conns; /* list head, oldest first */
 };
 
+int http__split_addr(const char *addr_port, char *host, size_t len, const char **port)
+{
+	size_t n = strlen(addr_port);
+	char *p;
+
+	if (n >= len)
+		return -EINVAL;
+	memcpy(host, addr_port, n + 1);
+	if (host[0] == '[') {
+		char *rb = strchr(host, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		*rb = '\0';
+		p = rb + 2;
+		memmove(host, host + 1, strlen(host + 1) + 1);
+	} else {
+		p = strrchr(host, ':');
+		if (!p || strchr(host, ':') != p)
+			return -EINVAL;
+		*p++ = '\0';
+	}
+	if (!*host || !*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5 ||
+	    atol(p) > 65535)
+		return -EINVAL;
+	*port = p;
+	return 0;
+}
+
 int http__listen(const char *addr_port)
 {
 	struct addrinfo hints = {
@@ -60,28 +89,11 @@ int http__listen(const char *addr_port)
 		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
 	};
 	struct addrinfo *res = NULL;
-	char host[256], *port;
+	const char *port;
+	char host[256];
 	int fd, err, one = 1;
-	size_t n = strlen(addr_port);
 
-	if (n >= sizeof(host))
-		goto bad;
-	memcpy(host, addr_port, n + 1);
-	if (host[0] == '[') {
-		char *rb = strchr(host, ']');
-
-		if (!rb || rb[1] != ':')
-			goto bad;
-		*rb = '\0';
-		port = rb + 2;
-		memmove(host, host + 1, strlen(host + 1) + 1);
-	} else {
-		port = strrchr(host, ':');
-		if (!port || strchr(host, ':') != port)
-			goto bad;
-		*port++ = '\0';
-	}
-	if (!*host || !*port || strspn(port, "0123456789") != strlen(port) || atol(port) > 65535)
+	if (http__split_addr(addr_port, host, sizeof(host), &port))
 		goto bad;
 	err = getaddrinfo(host, port, &hints, &res);
 	if (err) {

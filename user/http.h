@@ -19,6 +19,11 @@ struct http_server;
  */
 int http__listen(const char *addr_port);
 /*
+ * Split "ADDR:PORT" or "[ADDR]:PORT" into host (a buffer of len) and port
+ * (into host's buffer): 0, or -EINVAL when it is not of that form.
+ */
+int http__split_addr(const char *addr_port, char *host, size_t len, const char **port);
+/*
  * The address a socket from http__listen is bound to, as "ADDR:PORT" or
  * "[ADDR]:PORT": the port the kernel chose for port 0.
  */

@@ -133,7 +133,7 @@ static void snap_free(struct maps_snap *snap)
 	free(snap);
 }
 
-static void perf_map_free(struct perf_map *pm)
+void perf_map__free(struct perf_map *pm)
 {
 	if (!pm)
 		return;
@@ -159,7 +159,7 @@ void symbolizer__free(struct symbolizer *s)
 				p->snaps = snap->older;
 				snap_free(snap);
 			}
-			perf_map_free(p->jit);
+			perf_map__free(p->jit);
 			free(p);
 		}
 	}
@@ -463,35 +463,15 @@ static FILE *perf_map_open(pid_t tgid, struct stat *st)
 	return f;
 }
 
-/* (Re)read a process's perf map if it is new or has grown. */
-static struct perf_map *perf_map_get(struct proc *p)
+struct perf_map *perf_map__read(FILE *f)
 {
 	size_t cap = 0, names_len = 0, names_cap = 0, lcap = 0;
-	struct perf_map *pm = p->jit, *npm;
+	struct perf_map *npm = calloc(1, sizeof(*npm));
 	char *line = NULL;
-	struct stat st;
 	ssize_t len;
-	__u64 now = now_ns(CLOCK_MONOTONIC);
-	FILE *f;
 
-	if (pm && now - pm->checked_ns < PERF_MAP_RECHECK_NS)
-		return pm->n ? pm : NULL;
-	if (pm)
-		pm->checked_ns = now;
-	f = perf_map_open(p->tgid, &st);
-	if (!f)
-		return pm && pm->n ? pm : NULL;
-	if (pm && pm->read_size == st.st_size) {
-		fclose(f);
-		return pm;
-	}
-	npm = calloc(1, sizeof(*npm));
-	if (!npm) {
-		fclose(f);
-		return pm;
-	}
-	npm->read_size = st.st_size;
-	npm->checked_ns = now;
+	if (!npm)
+		return NULL;
 	while ((len = getline(&line, &lcap, f)) > 0) {
 		unsigned long long start, size;
 		size_t nlen;
@@ -528,22 +508,21 @@ static struct perf_map *perf_map_get(struct proc *p)
 		names_len += nlen;
 	}
 	free(line);
-	fclose(f);
-	qsort(npm->syms, npm->n, sizeof(*npm->syms), jit_sym_cmp);
-	perf_map_free(pm);
-	p->jit = npm;
+	/* an empty map has no array, and qsort takes no NULL (C11 7.22.5) */
+	if (npm->n > 1)
+		qsort(npm->syms, npm->n, sizeof(*npm->syms), jit_sym_cmp);
 	return npm;
 }
 
-/* The name of a JIT address from the perf map, or NULL. */
-static const char *perf_map_find(struct proc *p, __u64 addr)
+size_t perf_map__nr(const struct perf_map *pm)
 {
-	const struct perf_map *pm = perf_map_get(p);
-	size_t lo = 0, hi, i;
+	return pm->n;
+}
 
-	if (!pm)
-		return NULL;
-	hi = pm->n;
+const char *perf_map__find(const struct perf_map *pm, __u64 addr)
+{
+	size_t lo = 0, hi = pm->n, i;
+
 	/* The last symbol starting at or below addr. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -555,9 +534,47 @@ static const char *perf_map_find(struct proc *p, __u64 addr)
 	}
 	/* Code can be moved and its space reused: of those that hold addr, the latest. */
 	for (i = lo; i-- > 0 && lo - i <= 64;)
-		if (addr < pm->syms[i].start + pm->syms[i].size)
+		if (addr - pm->syms[i].start < pm->syms[i].size)
 			return pm->names + pm->syms[i].name;
 	return NULL;
+}
+
+/* (Re)read a process's perf map if it is new or has grown. */
+static struct perf_map *perf_map_get(struct proc *p)
+{
+	struct perf_map *pm = p->jit, *npm;
+	struct stat st;
+	__u64 now = now_ns(CLOCK_MONOTONIC);
+	FILE *f;
+
+	if (pm && now - pm->checked_ns < PERF_MAP_RECHECK_NS)
+		return pm->n ? pm : NULL;
+	if (pm)
+		pm->checked_ns = now;
+	f = perf_map_open(p->tgid, &st);
+	if (!f)
+		return pm && pm->n ? pm : NULL;
+	if (pm && pm->read_size == st.st_size) {
+		fclose(f);
+		return pm;
+	}
+	npm = perf_map__read(f);
+	fclose(f);
+	if (!npm)
+		return pm;
+	npm->read_size = st.st_size;
+	npm->checked_ns = now;
+	perf_map__free(pm);
+	p->jit = npm;
+	return npm;
+}
+
+/* The name of a JIT address from the perf map, or NULL. */
+static const char *perf_map_find(struct proc *p, __u64 addr)
+{
+	const struct perf_map *pm = perf_map_get(p);
+
+	return pm ? perf_map__find(pm, addr) : NULL;
 }
 
 /* name, demangled when it is a C++ or Rust symbol, into buf. */
@@ -675,7 +692,9 @@ static int ksyms_load(struct symbolizer *s)
 		names_len += nlen;
 	}
 	fclose(f);
-	qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
+	/* none when kptr_restrict hides the addresses: then there is no array */
+	if (s->nr_ksyms > 1)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(*s->ksyms), ksym_cmp);
 	return 0;
 }
 

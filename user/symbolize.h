@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -38,5 +39,16 @@ const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool 
 /* Name of a kernel address ("function" or "[unknown]"), from /proc/kallsyms. */
 const char *symbolizer__kernel(struct symbolizer *s, __u64 addr, bool ret_addr, char *buf,
 			       size_t len);
+
+/*
+ * A perf map (/tmp/perf-PID.map: "START SIZE name" lines, hex), as the
+ * symbolizer reads it; lines it cannot read are skipped. NULL without memory.
+ */
+struct perf_map;
+struct perf_map *perf_map__read(FILE *f);
+size_t perf_map__nr(const struct perf_map *pm);
+/* The name of the latest symbol that holds addr, or NULL. */
+const char *perf_map__find(const struct perf_map *pm, __u64 addr);
+void perf_map__free(struct perf_map *pm);
 
 #endif
