@@ -574,33 +574,62 @@ def test_systemd_notify_and_signals(tmp_path):
 
 
 def test_grace_period():
-    """Series of a dead process and of a removed cgroup stay for --grace, then go."""
+    """Series of a dead process and of a removed cgroup stay for --grace, then go.
+
+    Times are taken on pmbpf's own collection clock (the last collection's
+    timestamp in the same scrape), not the test's: on a busy host a
+    collection can come late, and a series kept until that collection has
+    not outlived the grace period."""
+    grace, interval = 2.0, 0.3
     cg = Cgroup("grace")
     # K large enough that short-lived processes elsewhere on the host do not push
     # it out of the (at most K) lingering series early
-    s = Serve("-i", "0.3", "--grace", "2", "--top-k", "1000")
+    s = Serve("-i", str(interval), "--grace", str(grace), "--top-k", "1000")
+
+    def collected_after(t, deadline=15):
+        """The first scrape seen whose collection ended after t, and that collection's time."""
+        end = time.time() + deadline
+        while True:
+            samples = s.scrape()
+            ts = value(samples, "pmbpf_last_collection_timestamp_seconds")
+            if ts > t:
+                return samples, ts
+            assert time.time() < end, f"no collection for {deadline} s"
+            time.sleep(0.02)
+
+    def gone_within_grace(name, event, seen, **series):
+        """The series goes at the first collection --grace after pmbpf saw the event
+        (at event, or at the latest at the collection that ended at seen)."""
+        while True:
+            samples = s.scrape()
+            ts = value(samples, "pmbpf_last_collection_timestamp_seconds")
+            if not select(samples, name, **series):
+                break
+            # kept by a collection that started before seen + grace (its start is
+            # pmbpf's clock, its end ts: allow it an interval to run)
+            assert ts < seen + grace + interval, f"{name} outlived --grace"
+            time.sleep(0.02)
+        # dropped by a collection that started --grace after the one that saw it,
+        # which may have started a little before the event
+        assert ts >= event + grace - interval, f"{name} went before --grace"
+
     try:
         rep = cg.run("burn", 400)[0]
         pid = rep["pid"]
         t_exit = time.time()
         series = {"pid": str(pid), "cgroup": cg.rel}
         # its final counts are published (as a top-K process of the interval)
-        time.sleep(0.7)
-        got = value(s.scrape(), "pmbpf_process_cpu_seconds_total", **series)
+        samples, seen = collected_after(t_exit)
+        got = value(samples, "pmbpf_process_cpu_seconds_total", **series)
         assert abs(got - rep["cpu_ns"] / 1e9) <= 0.03 * rep["cpu_ns"] / 1e9 + 0.01, got
-        while select(s.scrape(), "pmbpf_process_cpu_seconds_total", **series):
-            assert time.time() < t_exit + 2 + 1.5, "dead process series outlived --grace"
-            time.sleep(0.1)
-        assert time.time() >= t_exit + 1.5, "dead process series went before --grace"
+        gone_within_grace("pmbpf_process_cpu_seconds_total", t_exit, seen, **series)
 
         assert select(s.scrape(), "pmbpf_cgroup_cpu_seconds_total", cgroup=cg.rel)
         cg.remove()
         t_rm = time.time()
-        time.sleep(1)
-        assert select(s.scrape(), "pmbpf_cgroup_cpu_seconds_total", cgroup=cg.rel)
-        while select(s.scrape(), "pmbpf_cgroup_cpu_seconds_total", cgroup=cg.rel):
-            assert time.time() < t_rm + 2 + 1.5, "removed cgroup series outlived --grace"
-            time.sleep(0.1)
+        samples, seen = collected_after(t_rm)
+        assert select(samples, "pmbpf_cgroup_cpu_seconds_total", cgroup=cg.rel)
+        gone_within_grace("pmbpf_cgroup_cpu_seconds_total", t_rm, seen, cgroup=cg.rel)
     finally:
         s.stop()
         cg.remove()
