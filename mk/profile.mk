@@ -5,9 +5,10 @@
 
 PROF_WORKLOAD_CFLAGS := -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
 
-$(OUTPUT)workloads/libprofhot.so: tests/workloads/lib/libprofhot.c | $(OUTPUT)workloads
+$(OUTPUT)workloads/libprofhot.so: tests/workloads/lib/libprofhot.c tests/workloads/lib/libprofhot.map | $(OUTPUT)workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(PROF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -fPIC -shared $< -o $@
+	$(Q)$(CC) $(PROF_WORKLOAD_CFLAGS) $(WARN) -std=gnu11 -fPIC -shared $< \
+		-Wl,--version-script=tests/workloads/lib/libprofhot.map -o $@
 
 $(OUTPUT)workloads/profload: tests/workloads/profload.c $(OUTPUT)workloads/libprofhot.so | $(OUTPUT)workloads
 	$(call msg,CC,$@)

@@ -142,7 +142,8 @@ def test_report_on_stderr_command_stdout_its_own():
     # the table too
     p = subprocess.run([PMBPF, "stat", "-e", "task-clock", "--", "echo", "hello"],
                        capture_output=True, text=True, timeout=60)
-    assert p.stdout == "hello\n" and "Counts for 'echo hello'" in p.stderr
+    assert p.stdout == "hello\n" and "Counts for 'echo hello' and its children (1 process):" \
+        in p.stderr, p.stderr
     # -O - asks for stdout explicitly
     p = subprocess.run([PMBPF, "stat", "-o", "json", "-O", "-", "-e", "task-clock", "--",
                         "true"], capture_output=True, text=True, timeout=60)

@@ -1010,7 +1010,8 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 	fprintf(o->f, "\n Counts for '");
 	for (i = 0; argv[i]; i++)
 		fprintf(o->f, "%s%s", i ? " " : "", argv[i]);
-	fprintf(o->f, "' and its children (%u processes):\n\n", nr_procs);
+	fprintf(o->f, "' and its children (%u process%s):\n\n", nr_procs,
+		nr_procs == 1 ? "" : "es");
 	row_init(&r, o, snap, f, false);
 	catalog__each(snap, OUT_STAT, stat_row, &r);
 	fprintf(o->f, "\n%18.6f s    wall time, %s\n\n", snap->interval_ns / 1e9,

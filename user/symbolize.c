@@ -577,15 +577,29 @@ static const char *perf_map_find(struct proc *p, __u64 addr)
 	return pm ? perf_map__find(pm, addr) : NULL;
 }
 
-/* name, demangled when it is a C++ or Rust symbol, into buf. */
+/*
+ * An ELF symbol's name, without the version a symbol table may carry in it
+ * ("__libc_start_main@@GLIBC_2.34", "memcpy@GLIBC_2.2.5": the names .symver
+ * gives), as perf shows it, and demangled when it is a C++ or Rust symbol,
+ * into buf. A mangled name has no '@'.
+ */
 static void name_copy(const char *name, char *buf, size_t len)
 {
-	char *dm = NULL;
+	size_t n = strcspn(name, "@");
+	char *bare = NULL, *dm = NULL;
 
+	if (!n) /* not a version: a name of its own */
+		n = strlen(name);
+	if (name[n]) {
+		bare = strndup(name, n);
+		if (bare)
+			name = bare;
+	}
 	if (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))
 		dm = cplus_demangle(name, DMGL_AUTO);
-	snprintf(buf, len, "%s", dm ? dm : name);
+	snprintf(buf, len, "%.*s", (int)(dm ? strlen(dm) : n), dm ? dm : name);
 	free(dm);
+	free(bare);
 }
 
 const char *symbolizer__user(struct symbolizer *s, pid_t tgid, __u64 addr, bool ret_addr, char *buf,
