@@ -14,6 +14,7 @@
 #include <sys/statfs.h>
 #include <linux/magic.h>
 #include "cgroup.h"
+#include "container.h"
 #include "util.h"
 
 struct cg_node {
@@ -112,6 +113,86 @@ static int not_v2(const char *arg, const char *path, const char *mount)
 	return -EINVAL;
 }
 
+#define ID_MATCHES 8
+
+/* The cgroups named after containers whose id starts with prefix: one per container. */
+struct id_matches {
+	const char *prefix;
+	size_t mount_len;
+	int nr; /* distinct containers, the first ID_MATCHES kept */
+	char long_id[ID_MATCHES][sizeof(((struct container_info *)0)->long_id)];
+	char *path[ID_MATCHES];
+};
+
+static struct id_matches *id_target;
+
+static int id_cb(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+	struct id_matches *m = id_target;
+	struct container_info ci;
+	int i;
+
+	if (type != FTW_D)
+		return 0;
+	container__parse(fpath + m->mount_len, &ci);
+	if (!container__id_is(&ci, m->prefix))
+		return 0;
+	/* parents come first: a container's own cgroup before those inside it */
+	for (i = 0; i < m->nr && i < ID_MATCHES; i++)
+		if (!strcmp(m->long_id[i], ci.long_id))
+			return 0;
+	if (m->nr < ID_MATCHES) {
+		memcpy(m->long_id[m->nr], ci.long_id, sizeof(ci.long_id));
+		m->path[m->nr] = strdup(fpath);
+		if (!m->path[m->nr])
+			return -1;
+	}
+	m->nr++;
+	return 0;
+}
+
+/*
+ * A container id, or a prefix of one (container__id_arg()), to the cgroup
+ * named after that container, by the rule that labels cgroups everywhere
+ * (container__parse(), top's filter): one line and -EINVAL when no
+ * container or several have it.
+ */
+static int resolve_container(const char *arg, const char *mount, char *buf, size_t len)
+{
+	struct id_matches m = { .prefix = arg, .mount_len = strlen(mount) };
+	char more[1024];
+	size_t off = 0;
+	int i, err = 0;
+
+	if (!strcmp(mount, "/"))
+		m.mount_len = 0;
+	id_target = &m;
+	if (nftw(mount, id_cb, 32, FTW_PHYS | FTW_MOUNT))
+		err = -ENOMEM;
+	id_target = NULL;
+	if (err) {
+		pr_err("cannot look for container %s: %s\n", arg, strerror(-err));
+	} else if (!m.nr) {
+		pr_err("no container has an id starting %s: no cgroup below %s is named after one (docker-ID.scope, libpod-ID, ...)\n",
+		       arg, mount);
+		err = -EINVAL;
+	} else if (m.nr > 1) {
+		more[0] = '\0';
+		for (i = 0; i < m.nr && i < 3 && off < sizeof(more); i++)
+			off += snprintf(more + off, sizeof(more) - off, "%s%s", i ? ", " : "",
+					m.path[i] + m.mount_len);
+		pr_err("container id %s is ambiguous: %d containers' ids start with it: %s%s; give more digits\n",
+		       arg, m.nr, more, m.nr > 3 ? ", ..." : "");
+		err = -EINVAL;
+	} else if ((size_t)snprintf(buf, len, "%s", m.path[0]) >= len) {
+		pr_err("cgroup path too long: %s\n", m.path[0]);
+		err = -ENAMETOOLONG;
+	}
+	for (i = 0; i < m.nr && i < ID_MATCHES; i++)
+		free(m.path[i]);
+	return err;
+}
+
 int cgroup__resolve(const char *arg, char *buf, size_t len)
 {
 	char mount[4096], joined[8192], *real = NULL;
@@ -141,6 +222,8 @@ int cgroup__resolve(const char *arg, char *buf, size_t len)
 		return -ENAMETOOLONG;
 	}
 	real = realpath(joined, NULL);
+	if (!real && container__id_arg(arg))
+		return resolve_container(arg, mount, buf, len);
 	if (!real && arg[0] == '/') {
 		/* an absolute path elsewhere: say what it is */
 		real = realpath(arg, NULL);

@@ -14,8 +14,9 @@ __u64 cgroup__id_of(const char *path);
 int cgroup__level(const char *abs_path);
 
 /*
- * Resolve a --cgroup argument (absolute path, or path below the cgroup2
- * mount) to an absolute cgroup2 directory; prints a one-line error.
+ * Resolve a --cgroup argument (absolute path, path below the cgroup2 mount,
+ * or a container id or unique prefix of 12+ hex digits where no such path
+ * exists) to an absolute cgroup2 directory; prints a one-line error.
  */
 int cgroup__resolve(const char *arg, char *buf, size_t len);
 

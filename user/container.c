@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include "container.h"
 
 static void set(char *dst, size_t len, const char *src, size_t n)
@@ -23,6 +24,26 @@ static bool hex_id(const char *s, size_t n)
 		if (!isxdigit((unsigned char)s[i]))
 			return false;
 	return true;
+}
+
+/* A container's id at s (64 hex digits): whole, and its first 12 as shown. */
+static void set_id(struct container_info *ci, const char *s)
+{
+	set(ci->long_id, sizeof(ci->long_id), s, 64);
+	set(ci->id, sizeof(ci->id), s, 12);
+}
+
+bool container__id_arg(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+	return !s[n] && n >= CONTAINER_ID_MIN && n <= 64;
+}
+
+bool container__id_is(const struct container_info *ci, const char *prefix)
+{
+	return ci->long_id[0] && container__id_arg(prefix) &&
+	       !strncasecmp(ci->long_id, prefix, strlen(prefix));
 }
 
 static bool has_prefix(const char *s, size_t n, const char *prefix)
@@ -84,10 +105,19 @@ static bool container_scope(const char *comp, size_t n, struct container_info *c
 		if (!has_prefix(comp, n, scopes[i].prefix) || !hex_id(comp + p, n - p))
 			continue;
 		snprintf(ci->runtime, sizeof(ci->runtime), "%s", scopes[i].runtime);
-		set(ci->id, sizeof(ci->id), comp + p, 12);
+		set_id(ci, comp + p);
 		return true;
 	}
 	return false;
+}
+
+const char *container__label(const struct container_info *ci, char *buf, size_t len)
+{
+	if (!ci->runtime[0] || !ci->id[0] || !strcmp(ci->runtime, "systemd") ||
+	    !strcmp(ci->runtime, "session"))
+		return NULL;
+	snprintf(buf, len, "%s:%s", ci->runtime, ci->id);
+	return buf;
 }
 
 void container__parse(const char *path, struct container_info *ci)
@@ -126,11 +156,11 @@ void container__parse(const char *path, struct container_info *ci)
 		} else if (container_scope(comp, n, ci)) {
 			/* runtime and id set; under kubepods the runtime is the CRI's */
 		} else if (kube && hex_id(comp, n)) {
-			set(ci->id, sizeof(ci->id), comp, 12); /* cgroupfs driver */
+			set_id(ci, comp); /* cgroupfs driver */
 		} else if (n == 6 && !strncmp(comp, "docker", 6) && end &&
 			   hex_id(end + 1, strcspn(end + 1, "/"))) {
 			snprintf(ci->runtime, sizeof(ci->runtime), "docker");
-			set(ci->id, sizeof(ci->id), end + 1, 12);
+			set_id(ci, end + 1);
 			comp = end + 1 + 64;
 			continue;
 		} else if (has_suffix(comp, n, ".service") && !ci->runtime[0]) {

@@ -67,8 +67,11 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		"software events where there is no PMU)"
 #define OPTION_METRICS \
 	'M', "metrics", "LIST", "ipc, mpki, topdown: named metrics, each from one group"
-#define OPTION_PID	 'p', "pid", "PID", "only this process (filtered in the kernel)"
-#define OPTION_CGROUP	 'G', "cgroup", "PATH", "only this cgroup v2 directory and its subtree"
+#define OPTION_PID 'p', "pid", "PID", "only this process (filtered in the kernel)"
+#define OPTION_CGROUP                                                               \
+	'G', "cgroup", "PATH",                                                      \
+		"only this cgroup v2 directory and its subtree, or a container's\n" \
+		"(its id, or 12+ hex digits of it)"
 #define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
 #define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
 #define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "catalog.h"
+#include "container.h"
 #include "delay.h"
 #include "commands.h"
 #include "json_writer.h"
@@ -297,7 +298,9 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 		      bool tid)
 {
 	char comm[3 * PMBPF_COMM_LEN + 2], safe[3 * PMBPF_COMM_LEN + 1];
-	char path[4096 * 3], cut[64], hot[HOT_WIDTH * 3 + 1];
+	char path[4096 * 3], cut[64], hot[HOT_WIDTH * 3 + 1], label[64];
+	struct container_info ci;
+	const char *where;
 
 	snprintf(comm, sizeof(comm), "%s%s", printable(safe, sizeof(safe), row->comm),
 		 row->exited ? "*" : "");
@@ -307,8 +310,14 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 		fprintf(o->f, "%7u", row->pid);
 	if (tid)
 		fprintf(o->f, " %7u", row->tid);
-	printable(path, sizeof(path), row->cgroup ? row->cgroup : "-");
-	fprintf(o->f, " %-16s %-24s", comm, path_tail(cut, sizeof(cut), path, 24));
+	/* a container's cgroup as top shows it: its 64-hex name's tail tells nothing */
+	container__parse(row->cgroup ? row->cgroup : "", &ci);
+	where = container__label(&ci, label, sizeof(label));
+	if (!where)
+		where = path_tail(cut, sizeof(cut),
+				  printable(path, sizeof(path), row->cgroup ? row->cgroup : "-"),
+				  24);
+	fprintf(o->f, " %-16s %-24s", comm, where);
 	table_figures(o, snap, &row->f, !tid && snap->hot ? hot_cell(hot, sizeof(hot), row) : NULL);
 }
 

@@ -62,6 +62,7 @@ struct proc_row {
 struct container_info {
 	char runtime[16]; /* docker, containerd, cri-o, podman, kubernetes, systemd, session, "" */
 	char id[16]; /* short (12 hex) container id, or the unit/session name */
+	char long_id[65]; /* the whole 64-hex container id, "" where there is none */
 	char pod_uid[40];
 	char qos[16]; /* guaranteed, burstable, besteffort */
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "catalog.h"
+#include "container.h"
 #include "cpi_live.h"
 #include "delay.h"
 #include "output.h"
@@ -199,12 +200,7 @@ bool top_view__in_scope(const char *path, const char *scope)
 
 const char *top_view__container(const struct cgroup_row *cg, char *buf, size_t len)
 {
-	/* systemd units and sessions are better told by their path */
-	if (!cg || !cg->ci.runtime[0] || !cg->ci.id[0] || !strcmp(cg->ci.runtime, "systemd") ||
-	    !strcmp(cg->ci.runtime, "session"))
-		return NULL;
-	snprintf(buf, len, "%s:%s", cg->ci.runtime, cg->ci.id);
-	return buf;
+	return cg ? container__label(&cg->ci, buf, len) : NULL;
 }
 
 const char *top_view__fmt_ns(char *buf, size_t len, double ns)
@@ -253,6 +249,7 @@ static bool cg_match(const struct cgroup_row *cg, const char *path, const char *
 	if (contains(path, filter))
 		return true;
 	return cg && (contains(cg->ci.id, filter) || contains(cg->ci.pod_uid, filter) ||
+		      container__id_is(&cg->ci, filter) ||
 		      contains(top_view__container(cg, label, sizeof(label)), filter));
 }
 

@@ -19,8 +19,48 @@ static void expect(const char *path, const char *runtime, const char *id, const 
 	CHECK_STR(ci.qos, qos);
 }
 
+/* issue 34: -G and top's filter take ids; tables show runtime:id12 (one rule) */
+static void test_ids_and_labels(void)
+{
+	struct container_info ci;
+	char buf[64];
+
+	container__parse("/libpod_parent/libpod-" ID64, &ci);
+	CHECK_STR(ci.long_id, ID64);
+	CHECK_STR(container__label(&ci, buf, sizeof(buf)), "podman:0123456789ab");
+	CHECK(container__id_is(&ci, "0123456789ab"));
+	CHECK(container__id_is(&ci, "0123456789ABCDEF0"));
+	CHECK(container__id_is(&ci, ID64));
+	CHECK(!container__id_is(&ci, "0123456789a")); /* under 12 digits */
+	CHECK(!container__id_is(&ci, "123456789abc")); /* a prefix, not a substring */
+	CHECK(!container__id_is(&ci, "0123456789ab/"));
+	CHECK(!container__id_is(&ci, ID64 "0"));
+	container__parse("/system.slice/docker-in-docker/docker/" ID64, &ci);
+	CHECK_STR(ci.long_id, ID64);
+	container__parse("/kubepods/pod" UID "/" ID64, &ci);
+	CHECK_STR(ci.long_id, ID64);
+	CHECK_STR(container__label(&ci, buf, sizeof(buf)), "kubernetes:0123456789ab");
+	/* systemd units and sessions: the path tells more; no id to take */
+	container__parse("/system.slice/nginx.service", &ci);
+	CHECK(!container__label(&ci, buf, sizeof(buf)));
+	CHECK_STR(ci.long_id, "");
+	CHECK(!container__id_is(&ci, "0123456789ab"));
+	container__parse("/user.slice/user-1000.slice/session-42.scope", &ci);
+	CHECK(!container__label(&ci, buf, sizeof(buf)));
+	container__parse("/my/own/group", &ci);
+	CHECK(!container__label(&ci, buf, sizeof(buf)));
+	CHECK(container__id_arg("0123456789ab"));
+	CHECK(container__id_arg(ID64));
+	CHECK(!container__id_arg(ID64 "0"));
+	CHECK(!container__id_arg("0123456789a"));
+	CHECK(!container__id_arg("/0123456789ab"));
+	CHECK(!container__id_arg("0123456789ag"));
+	CHECK(!container__id_arg(""));
+}
+
 int main(void)
 {
+	test_ids_and_labels();
 	/* docker, systemd and cgroupfs drivers */
 	expect("/system.slice/docker-" ID64 ".scope", "docker", "0123456789ab", "", "");
 	expect("/docker/" ID64, "docker", "0123456789ab", "", "");

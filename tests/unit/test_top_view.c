@@ -50,6 +50,9 @@ static void add_cgroup(__u64 id, const char *path, const char *runtime, const ch
 	c->path = path;
 	snprintf(c->ci.runtime, sizeof(c->ci.runtime), "%s", runtime);
 	snprintf(c->ci.id, sizeof(c->ci.id), "%s", cid);
+	if (strlen(cid) == 12) /* a container's: its whole id */
+		snprintf(c->ci.long_id, sizeof(c->ci.long_id), "%s%s", cid,
+			 "cdef0123456789abcdef0123456789abcdef0123456789abcdef");
 	c->nr_procs = c->nr_procs_total = procs;
 	c->total.n[PMBPF_N_ONCPU_NS] = oncpu;
 }
@@ -201,6 +204,14 @@ static void test_processes(void)
 	top_view__build(&v, &snap, user_fn, NULL);
 	CHECK_EQ_U64(v.nr_items, 1);
 	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	/* more digits than the 12 shown: the id's prefix, as -G takes it */
+	snprintf(v.cg_filter, sizeof(v.cg_filter), "0123456789ABCDEF01");
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 1);
+	CHECK_EQ_U64(pid_at(&v, 0), 30);
+	snprintf(v.cg_filter, sizeof(v.cg_filter), "0123456789abcdef02");
+	top_view__build(&v, &snap, user_fn, NULL);
+	CHECK_EQ_U64(v.nr_items, 0);
 	v.cg_filter[0] = '\0';
 	snprintf(v.scope, sizeof(v.scope), "/a/b");
 	top_view__build(&v, &snap, user_fn, NULL);
