@@ -262,19 +262,27 @@ static int parse_tracepoint(const char *name, struct event_spec *spec, char *msg
 	return 0;
 }
 
-/* Levenshtein distance, capped (names are short). */
-static int edit_distance(const char *a, const char *b)
+/*
+ * Levenshtein distance, or limit + 1 when it is above limit: the lengths
+ * differ by more, or a whole row of the table is above it (a row's least is
+ * a floor of the distance). Suggestions weigh a bad name against every name
+ * there is (thousands of tracepoints): most are left after a row or two.
+ */
+static int edit_distance(const char *a, const char *b, int limit)
 {
 	int la = (int)strlen(a), lb = (int)strlen(b), i, j;
 	int row[EVENT_NAME_LEN + 1], prev, tmp;
 
-	if (la > EVENT_NAME_LEN || lb > EVENT_NAME_LEN)
-		return 1000;
+	if (la > EVENT_NAME_LEN || lb > EVENT_NAME_LEN || la - lb > limit || lb - la > limit)
+		return limit + 1;
 	for (j = 0; j <= lb; j++)
 		row[j] = j;
 	for (i = 1; i <= la; i++) {
+		int least;
+
 		prev = row[0];
 		row[0] = i;
+		least = i;
 		for (j = 1; j <= lb; j++) {
 			int best = prev + (a[i - 1] != b[j - 1]);
 
@@ -285,7 +293,11 @@ static int edit_distance(const char *a, const char *b)
 				best = row[j - 1] + 1;
 			prev = tmp;
 			row[j] = best;
+			if (best < least)
+				least = best;
 		}
+		if (least > limit)
+			return limit + 1;
 	}
 	return row[lb];
 }
@@ -298,11 +310,12 @@ struct near {
 
 static void near_add(struct near *n, const char *cand)
 {
-	int d = edit_distance(n->word, cand), i, k, limit;
+	int d, i, k, limit;
 
 	limit = (int)strlen(n->word) / 3;
 	if (limit < 2)
 		limit = 2;
+	d = edit_distance(n->word, cand, limit);
 	if (d > limit)
 		return;
 	for (i = 0; i < 3; i++)

@@ -49,9 +49,12 @@ static void pmus_free(void)
 	nr_pmus = -1;
 }
 
+static void tps_free(void);
+
 void pmu__set_roots(const char *sysfs, const char *tracefs)
 {
 	pmus_free();
+	tps_free();
 	snprintf(sysfs_root, sizeof(sysfs_root), "%s", sysfs);
 	snprintf(tracefs_dir, sizeof(tracefs_dir), "%s", tracefs);
 	fake_roots = true;
@@ -616,26 +619,64 @@ static void names_free(char **v, int n)
 	free(v);
 }
 
-void tracepoints__each(const char *sys, void (*fn)(const char *sys, const char *name, void *ctx),
-		       void *ctx)
+/* "sys:name" of every tracepoint, in order, read once per tracefs root. */
+static char **tps;
+static int nr_tps = -1;
+
+static void tps_free(void)
+{
+	names_free(tps, nr_tps > 0 ? nr_tps : 0);
+	tps = NULL;
+	nr_tps = -1;
+}
+
+static void tps_load(void)
 {
 	char dir[PATH_MAX + 256], err[256];
-	const char *root = tracefs__root(err, sizeof(err));
+	const char *root;
 	char **subs, **evs;
 	int nsub, nev, i, j;
+	size_t cap = 0;
 
-	if (!root)
+	if (nr_tps >= 0)
 		return;
+	root = tracefs__root(err, sizeof(err));
+	if (!root)
+		return; /* tried again next time: tracefs may be mounted by then */
+	nr_tps = 0;
 	PATHF(dir, "%s/events", root);
 	subs = dir_names(dir, NULL, &nsub);
 	for (i = 0; i < nsub; i++) {
-		if (sys && strcmp(sys, subs[i]))
-			continue;
 		PATHF(dir, "%s/events/%s", root, subs[i]);
 		evs = dir_names(dir, "id", &nev);
-		for (j = 0; j < nev; j++)
-			fn(subs[i], evs[j], ctx);
+		for (j = 0; j < nev; j++) {
+			char **nt = array__room(tps, (size_t)nr_tps, &cap, sizeof(*tps));
+
+			if (!nt)
+				break;
+			tps = nt;
+			if (asprintf(&tps[nr_tps], "%s:%s", subs[i], evs[j]) >= 0)
+				nr_tps++;
+		}
 		names_free(evs, nev);
 	}
 	names_free(subs, nsub);
+}
+
+void tracepoints__each(const char *sys, void (*fn)(const char *sys, const char *name, void *ctx),
+		       void *ctx)
+{
+	size_t sl = sys ? strlen(sys) : 0;
+	char tsys[PATH_MAX];
+	int i;
+
+	tps_load();
+	for (i = 0; i < nr_tps; i++) {
+		const char *colon = strchr(tps[i], ':');
+
+		if (sys && ((size_t)(colon - tps[i]) != sl || strncmp(tps[i], sys, sl)))
+			continue;
+		snprintf(tsys, sizeof(tsys), "%.*s", (int)(colon - tps[i]), tps[i]);
+		fn(tsys, colon + 1, ctx);
+	}
 }
