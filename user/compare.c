@@ -7,11 +7,12 @@
  * per-run values (stats__rank_change: no randomness, the same files give the
  * same answer), and a verdict. Medians, ranks and the median absolute
  * deviation, so that one run disturbed by the machine does not make a
- * verdict on its own. A regression needs both: the interval excludes 0 and
- * the change passes the metric's threshold. Too few runs for the test to
- * reach 95% (fewer than 4 a side, unless the other has more), or a metric
- * too noisy for its threshold at this many runs: no verdict, but the number
- * of runs it would need.
+ * verdict on its own. The verdict is read off the interval against the
+ * metric's limit (its threshold, or its absolute floor where that is more;
+ * see judge()): wholly beyond it, a regression, however noisy the runs;
+ * holding it, too noisy, with the runs per side that would decide. Too few
+ * runs for the test to reach 95% (fewer than 4 a side, unless the other has
+ * more): no verdict, but the number of runs it would need.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -165,27 +166,34 @@ out:
 	return ret;
 }
 
-/* Default thresholds: exact counts tight, times and misses loose. */
-static const struct {
+/*
+ * Default thresholds, and the absolute floor below which a change is never
+ * a verdict whatever its percent (a handful of page faults or switches of
+ * a short command; 100 us of time): exact counts tight, times and misses
+ * loose, the scheduler's choices loosest. docs/ci.md has this table.
+ */
+static const struct metric_limit {
 	const char *name;
 	double pct;
-} default_thresholds[] = {
-	{ "instructions", +1 },
-	{ "branch-instructions", +1 },
-	{ "branches", +1 },
-	{ "page-faults", +1 },
-	{ "minor-faults", +1 },
-	{ "major-faults", +10 },
-	{ "ipc", -5 },
-	{ "cycles", +5 },
-	{ "wall-time", +10 },
-	{ "cpu-time", +10 },
-	{ "task-clock", +10 },
-	{ "cpu-clock", +10 },
-	{ "context-switches", +20 },
-	{ "voluntary-switches", +20 },
-	{ "involuntary-switches", +50 },
-	{ "cpu-migrations", +50 },
+	double floor; /* in the metric's unit (ns for times) */
+} default_limits[] = {
+	{ "instructions", +1, 10000 },
+	{ "branch-instructions", +1, 2000 },
+	{ "branches", +1, 2000 },
+	{ "page-faults", +1, 20 },
+	{ "minor-faults", +1, 20 },
+	{ "major-faults", +10, 5 },
+	{ "ipc", -5, 0.01 },
+	{ "cycles", +5, 10000 },
+	{ "wall-time", +10, 100000 },
+	{ "cpu-time", +10, 100000 },
+	{ "task-clock", +10, 100000 },
+	{ "cpu-clock", +10, 100000 },
+	{ "context-switches", +20, 5 },
+	{ "voluntary-switches", +20, 5 },
+	{ "involuntary-switches", +50, 5 },
+	{ "migrations", +50, 5 },
+	{ "cpu-migrations", +50, 5 },
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -195,16 +203,31 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-double threshold__default(const char *name)
+static const struct metric_limit *limit_of(const char *name)
 {
+	static const struct metric_limit misses = { "*-misses", +15, 100 };
+	static const struct metric_limit mpki = { "*-mpki", +15, 0.05 };
+	static const struct metric_limit other = { "*", +10, 0 };
 	size_t i;
 
-	for (i = 0; i < sizeof(default_thresholds) / sizeof(default_thresholds[0]); i++)
-		if (!strcmp(name, default_thresholds[i].name))
-			return default_thresholds[i].pct;
-	if (ends_with(name, "-misses") || ends_with(name, "-mpki"))
-		return +15;
-	return +10;
+	for (i = 0; i < sizeof(default_limits) / sizeof(default_limits[0]); i++)
+		if (!strcmp(name, default_limits[i].name))
+			return &default_limits[i];
+	if (ends_with(name, "-misses"))
+		return &misses;
+	if (ends_with(name, "-mpki"))
+		return &mpki;
+	return &other;
+}
+
+double threshold__default(const char *name)
+{
+	return limit_of(name)->pct;
+}
+
+double threshold__floor(const char *name)
+{
+	return limit_of(name)->floor;
 }
 
 int threshold__parse(const char *arg, struct threshold *t)
@@ -269,29 +292,53 @@ static bool all_finite(const double *v, int n)
 	return true;
 }
 
+/*
+ * The decision table (docs/ci.md, pmbpf compare --help), in the direction of
+ * the threshold (a drop of ipc reads as a rise), L the limit (the threshold,
+ * or the floor in percent of the base median where that is more):
+ *
+ *   a side has too few runs for the test       too few runs
+ *   the interval lies wholly at or beyond +L   regression
+ *   the interval lies wholly at or beyond -L   improvement
+ *   the interval lies wholly below +L          no significant change
+ *   the interval holds +L and values below it  too noisy
+ *
+ * So a regression needs no more than its interval: however noisy the runs,
+ * an interval wholly beyond the limit is one (it excludes 0). Too noisy is
+ * the one undecided case; its runs_needed is an estimate of the runs per
+ * side that would move the interval's end off L.
+ */
 static void judge(struct compare_row *row)
 {
 	const struct change *c = &row->change;
-	double t = row->threshold_pct;
+	double dir = row->limit_pct < 0 ? -1 : 1, lim = fabs(row->limit_pct);
+	double lo = dir > 0 ? c->lo_pct : -c->hi_pct, hi = dir > 0 ? c->hi_pct : -c->lo_pct;
+	double pct = dir * c->pct;
 	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
 	int few = stats__rank_runs_needed(row->base.n, row->new.n, COMPARE_LEVEL);
 
-	row->runs_needed = stats__runs_needed(row->base.robust_rsd_pct, row->new.robust_rsd_pct, t);
-	if (few > row->runs_needed)
-		row->runs_needed = few;
-	/* no split of 2 + 2 or 3 + 3 runs is rare enough for 95%, however far apart */
-	if (few > have)
+	row->runs_needed = have;
+	if (few > have) {
+		/* no split of 2 + 2 or 3 + 3 runs is rare enough for 95%, however far apart */
 		row->verdict = VERDICT_FEW;
-	else if (row->runs_needed > have)
-		row->verdict = VERDICT_NOISY;
-	else if (!c->significant)
-		row->verdict = VERDICT_NONE;
-	else if ((t > 0 && c->pct >= t) || (t < 0 && c->pct <= t))
+		row->runs_needed = few;
+	} else if (lo >= lim) {
 		row->verdict = VERDICT_REGRESSION;
-	else if ((t > 0 && c->pct <= -t) || (t < 0 && c->pct >= -t))
+	} else if (hi <= -lim) {
 		row->verdict = VERDICT_IMPROVEMENT;
-	else
+	} else if (hi < lim) {
 		row->verdict = VERDICT_NONE;
+	} else {
+		row->verdict = VERDICT_NOISY;
+		row->runs_needed = stats__runs_to_exclude(pct, lo, hi, lim, row->base.n, row->new.n);
+	}
+}
+
+double compare__limit_pct(double threshold_pct, double floor, double base_median)
+{
+	double f = base_median ? floor / fabs(base_median) * 100 : 0;
+
+	return fabs(threshold_pct) >= f ? threshold_pct : copysign(f, threshold_pct);
 }
 
 int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
@@ -332,6 +379,7 @@ int compare__series(const struct series *base, const struct series *new, const s
 		for (j = 0; j < nr_th; j++)
 			if (!strcmp(th[j].name, a->name))
 				row->threshold_pct = th[j].pct;
+		row->floor = threshold__floor(a->name);
 		ret = stats__rank_change(a->v, base->n, b->v, new->n, COMPARE_LEVEL, &row->change);
 		if (ret == -EDOM) {
 			add_dropped(r, a->name, "0 in base");
@@ -339,6 +387,7 @@ int compare__series(const struct series *base, const struct series *new, const s
 		}
 		if (ret)
 			return ret;
+		row->limit_pct = compare__limit_pct(row->threshold_pct, row->floor, row->base.median);
 		judge(row);
 		r->counts[row->verdict]++;
 		r->nr_rows++;
@@ -391,12 +440,23 @@ static void fmt_verdict(char *buf, size_t len, const struct compare_row *row)
 {
 	int have = row->base.n < row->new.n ? row->base.n : row->new.n;
 
-	if (row->verdict == VERDICT_NOISY)
+	if (row->verdict == VERDICT_NOISY && row->runs_needed > COMPARE_MAX_RUNS)
+		snprintf(buf, len, "too noisy: %d runs a side would not do", COMPARE_MAX_RUNS);
+	else if (row->verdict == VERDICT_NOISY)
 		snprintf(buf, len, "too noisy: %d more runs needed", row->runs_needed - have);
 	else if (row->verdict == VERDICT_FEW)
 		snprintf(buf, len, "too few runs: %d more needed", row->runs_needed - have);
 	else
 		snprintf(buf, len, "%s", verdict__str(row->verdict));
+}
+
+/* A robust RSD; "-" where there is none (a median of 0). */
+static void fmt_noise(char *buf, size_t len, double rsd_pct)
+{
+	if (isfinite(rsd_pct))
+		snprintf(buf, len, "%.2f", rsd_pct);
+	else
+		snprintf(buf, len, "-");
 }
 
 /*
@@ -428,7 +488,7 @@ static void print_counts(FILE *f, const struct compare_result *r, bool md)
 
 static void print_table(FILE *f, const struct compare_result *r)
 {
-	char a[32], b[32], ci[48], v[64];
+	char a[32], b[32], ci[48], v[64], na[16], nb[16];
 	int i;
 
 	fprintf(f, "base: %s (%d runs): %s\nnew:  %s (%d runs): %s\n", r->base->label, r->base->n,
@@ -444,9 +504,10 @@ static void print_table(FILE *f, const struct compare_result *r)
 		fmt_mean(b, sizeof(b), row->new.median, row->time);
 		fmt_ci(ci, sizeof(ci), &row->change, false);
 		fmt_verdict(v, sizeof(v), row);
-		fprintf(f, "%-24s %14s %7.2f %14s %7.2f %+7.2f%% %-20s %+5g%%  %s\n", row->name, a,
-			row->base.robust_rsd_pct, b, row->new.robust_rsd_pct, row->change.pct, ci,
-			row->threshold_pct, v);
+		fmt_noise(na, sizeof(na), row->base.robust_rsd_pct);
+		fmt_noise(nb, sizeof(nb), row->new.robust_rsd_pct);
+		fprintf(f, "%-24s %14s %7s %14s %7s %+7.2f%% %-20s %+5.3g%%  %s\n", row->name, a, na,
+			b, nb, row->change.pct, ci, row->limit_pct, v);
 	}
 	if (r->dropped[0])
 		fprintf(f, "not compared: %s\n", r->dropped);
@@ -454,9 +515,21 @@ static void print_table(FILE *f, const struct compare_result *r)
 	print_counts(f, r, false);
 }
 
+/* "median ± noise%", or the median alone where there is no noise figure */
+static void md_value(char *buf, size_t len, const struct summary *s, bool time)
+{
+	char m[32];
+
+	fmt_mean(m, sizeof(m), s->median, time);
+	if (isfinite(s->robust_rsd_pct))
+		snprintf(buf, len, "%s ± %.2f%%", m, s->robust_rsd_pct);
+	else
+		snprintf(buf, len, "%s", m);
+}
+
 static void print_markdown(FILE *f, const struct compare_result *r)
 {
-	char a[32], b[32], ci[64], v[64];
+	char a[48], b[48], ci[64], v[64];
 	int i;
 
 	fprintf(f, "### pmbpf compare\n\n");
@@ -469,14 +542,12 @@ static void print_markdown(FILE *f, const struct compare_result *r)
 		const struct compare_row *row = &r->rows[i];
 		bool bad = row->verdict == VERDICT_REGRESSION;
 
-		fmt_mean(a, sizeof(a), row->base.median, row->time);
-		fmt_mean(b, sizeof(b), row->new.median, row->time);
+		md_value(a, sizeof(a), &row->base, row->time);
+		md_value(b, sizeof(b), &row->new, row->time);
 		fmt_ci(ci, sizeof(ci), &row->change, true);
 		fmt_verdict(v, sizeof(v), row);
-		fprintf(f, "| %s | %s ± %.2f%% | %s ± %.2f%% | %+.2f%% | %s | %+g%% | %s%s%s |\n",
-			row->name, a, row->base.robust_rsd_pct, b, row->new.robust_rsd_pct,
-			row->change.pct, ci, row->threshold_pct, bad ? "**" : "", v,
-			bad ? "**" : "");
+		fprintf(f, "| %s | %s | %s | %+.2f%% | %s | %+.3g%% | %s%s%s |\n", row->name, a, b,
+			row->change.pct, ci, row->limit_pct, bad ? "**" : "", v, bad ? "**" : "");
 	}
 	if (r->dropped[0])
 		fprintf(f, "\nNot compared: %s\n", r->dropped);
@@ -533,6 +604,8 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 		     "test (Hodges-Lehmann)");
 	jw_key(w, "confidence");
 	jw_double(w, COMPARE_LEVEL, 2);
+	jw_key(w, "max_runs");
+	jw_u64(w, COMPARE_MAX_RUNS);
 	jw_key(w, "rows");
 	jw_start_array(w);
 	for (i = 0; i < r->nr_rows; i++) {
@@ -557,6 +630,10 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 		jw_bool(w, row->change.significant);
 		jw_key(w, "threshold_pct");
 		jw_double(w, row->threshold_pct, 4);
+		jw_key(w, "floor");
+		jw_double(w, row->floor, 6);
+		jw_key(w, "limit_pct");
+		jw_double(w, row->limit_pct, 4);
 		jw_key(w, "runs_needed");
 		jw_u64(w, row->runs_needed);
 		jw_key(w, "verdict");
@@ -620,8 +697,10 @@ int report__write(int fd, const char *what, const char *buf, size_t len)
 static const struct cmdopt options[] = {
 	{ 't', "threshold", "NAME=+P%",
 	  "a rise of P% or more in NAME is a regression (-P%: a drop);\n"
-	  "repeatable; defaults: instructions +1%, ipc -5%,\n"
-	  "*-misses +15%, wall-time and cpu-time +10%, others +10%" },
+	  "repeatable; defaults: instructions +1%, page-faults +1%,\n"
+	  "ipc -5%, wall-time and cpu-time +10%, *-misses +15%,\n"
+	  "switches +20% (involuntary +50%), migrations +50%,\n"
+	  "others +10% (docs/ci.md)" },
 	{ 'o', "output", "FORMAT", "table (default), json or markdown" },
 	{ CMDOPT_HELP },
 	{},
@@ -634,7 +713,17 @@ const struct cmdopts compare_cmdopts = {
 		"median run, its 95% confidence interval (exact Mann-Whitney rank test) and a verdict.\n"
 		"NOISE% is the robust RSD (1.4826 x MAD / median).\n",
 	.opts = options,
-	.tail = "Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
+	.tail = "LIMIT is the threshold, or the metric's absolute floor in percent of the base\n"
+		"median where that is more (20 page faults, 5 switches, 100 us: docs/ci.md).\n"
+		"The verdict, from the interval and the limit L in the bad direction:\n"
+		"  either side has 2 or 3 runs (too few for 95%)   too few runs: K more needed\n"
+		"  interval wholly at or above +L                  regression (exit 1)\n"
+		"  interval wholly at or below -L                  improvement\n"
+		"  interval wholly below +L                        no significant change\n"
+		"  interval holds +L and values below it           too noisy: K more runs needed\n"
+		"                                                  (or: " STR(COMPARE_MAX_RUNS) " runs a side would not do)\n"
+		"A regression needs no more than its interval, however noisy the runs.\n"
+		"Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
 	.permute = true, /* pmbpf compare A.json B.json -o json */
 };
 

@@ -17,6 +17,10 @@
 #define SERIES_MAX_METRICS     40
 #define COMPARE_MAX_THRESHOLDS 32
 #define COMPARE_LEVEL	       0.95
+/* Runs a side that "too noisy" may ask for: more is no advice for a CI job. */
+#define COMPARE_MAX_RUNS 30
+#define STR_(x)		       #x
+#define STR(x)		       STR_(x)
 
 /* The runs of one command: one column of values per metric. */
 struct series {
@@ -54,6 +58,11 @@ struct threshold {
 int threshold__parse(const char *arg, struct threshold *t);
 /* Default threshold of a metric (signed percent). */
 double threshold__default(const char *name);
+/*
+ * Absolute floor of a metric (its unit; ns for times): a change smaller than
+ * this is never a regression or an improvement, whatever its percent.
+ */
+double threshold__floor(const char *name);
 
 enum verdict {
 	VERDICT_NONE, /* no significant change */
@@ -69,8 +78,15 @@ struct compare_row {
 	bool time;
 	struct summary base, new;
 	struct change change;
-	double threshold_pct;
-	int runs_needed; /* per side, for the test and for the threshold at this noise */
+	double threshold_pct; /* the metric's, or --threshold's */
+	double floor; /* threshold__floor() */
+	double limit_pct; /* the one judged against: compare__limit_pct() */
+	/*
+	 * Runs per side: too few runs: what the test needs; too noisy: an
+	 * estimate of what would decide (above COMPARE_MAX_RUNS: no advice);
+	 * otherwise the runs it had.
+	 */
+	int runs_needed;
 	enum verdict verdict;
 };
 
@@ -90,6 +106,12 @@ struct compare_result {
 int compare__series(const struct series *base, const struct series *new, const struct threshold *th,
 		    int nr_th, struct compare_result *r, char *err, size_t err_len);
 const char *verdict__str(enum verdict v);
+/*
+ * The limit a change is judged against: the threshold, or the floor in
+ * percent of the base median where that is more (in the threshold's
+ * direction).
+ */
+double compare__limit_pct(double threshold_pct, double floor, double base_median);
 
 enum compare_format {
 	COMPARE_TABLE,

@@ -234,18 +234,18 @@ int stats__rank_change(const double *a, int na, const double *b, int nb, double 
 	return 0;
 }
 
-int stats__runs_needed(double rsd_a_pct, double rsd_b_pct, double threshold_pct)
+int stats__runs_to_exclude(double pct, double lo, double hi, double bound, int na, int nb)
 {
-	const double z = 1.959964 + 0.841621; /* two-sided 5%, power 80% */
-	double var = (rsd_a_pct * rsd_a_pct + rsd_b_pct * rsd_b_pct) / 2, n;
-	double t = fabs(threshold_pct);
+	/* the interval's end on the bound's side, and how far the estimate is from the bound */
+	double half = pct < bound ? hi - pct : pct - lo, gap = fabs(pct - bound), m;
 
-	if (!isfinite(var) || var == 0)
-		return 2;
-	if (t == 0)
-		return INT32_MAX;
-	n = ceil(2 * z * z * var / (t * t) * M_PI / 2);
-	if (n > 1e6)
+	if (na < 1 || nb < 1 || !isfinite(half) || !isfinite(gap))
 		return 1000000;
-	return n < 2 ? 2 : (int)n;
+	if (half <= gap)
+		return na > nb ? na : nb; /* already off the bound */
+	/* half ~ sqrt(1/na + 1/nb); at m a side sqrt(2/m) */
+	m = ceil(2 / ((1.0 / na + 1.0 / nb) * (gap / half) * (gap / half)));
+	if (!(m < 1000000))
+		return 1000000;
+	return (int)m;
 }

@@ -94,12 +94,13 @@ int stats__rank_cut(int na, int nb, double level);
 int stats__rank_runs_needed(int na, int nb, double level);
 
 /*
- * Runs per side needed to detect a relative change of threshold_pct with a
- * two-sided test at 5% and 80% power, for the given relative standard
- * deviations (percent) of both sides: 2 (1.96 + 0.84)^2 s^2 / t^2 with s^2
- * the mean of both variances, times pi/2 because a median needs that many
- * more runs than a mean for the same precision. At least 2.
+ * Runs per side with which a confidence interval [lo, hi] of a change
+ * (estimate pct), now from na against nb runs, would no longer hold bound:
+ * its half on the bound's side shrinks as sqrt(1/na + 1/nb), with m runs a
+ * side as sqrt(2/m), while the estimate stays. An estimate, not a promise
+ * (the estimate moves with more runs too); 1000000 when the estimate is on
+ * the bound (no number of runs will do) or beyond that.
  */
-int stats__runs_needed(double rsd_a_pct, double rsd_b_pct, double threshold_pct);
+int stats__runs_to_exclude(double pct, double lo, double hi, double bound, int na, int nb);
 
 #endif
