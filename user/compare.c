@@ -330,7 +330,8 @@ static void judge(struct compare_row *row)
 		row->verdict = VERDICT_NONE;
 	} else {
 		row->verdict = VERDICT_NOISY;
-		row->runs_needed = stats__runs_to_exclude(pct, lo, hi, lim, row->base.n, row->new.n);
+		row->runs_needed =
+			stats__runs_to_exclude(pct, lo, hi, lim, row->base.n, row->new.n);
 	}
 }
 
@@ -387,7 +388,8 @@ int compare__series(const struct series *base, const struct series *new, const s
 		}
 		if (ret)
 			return ret;
-		row->limit_pct = compare__limit_pct(row->threshold_pct, row->floor, row->base.median);
+		row->limit_pct =
+			compare__limit_pct(row->threshold_pct, row->floor, row->base.median);
 		judge(row);
 		r->counts[row->verdict]++;
 		r->nr_rows++;
@@ -395,11 +397,9 @@ int compare__series(const struct series *base, const struct series *new, const s
 	for (i = 0; i < new->nr_metrics; i++)
 		if (!series__find(base, new->m[i].name))
 			add_dropped(r, new->m[i].name, "only in new");
+	/* a metric in both files but not counted (no PMU) is in "not compared" */
 	for (j = 0; j < nr_th; j++) {
-		for (i = 0; i < r->nr_rows; i++)
-			if (!strcmp(th[j].name, r->rows[i].name))
-				break;
-		if (i == r->nr_rows) {
+		if (!series__find(base, th[j].name) || !series__find(new, th[j].name)) {
 			snprintf(err, err_len, "--threshold %s: no such metric in both series",
 				 th[j].name);
 			return -EINVAL;
@@ -506,8 +506,8 @@ static void print_table(FILE *f, const struct compare_result *r)
 		fmt_verdict(v, sizeof(v), row);
 		fmt_noise(na, sizeof(na), row->base.robust_rsd_pct);
 		fmt_noise(nb, sizeof(nb), row->new.robust_rsd_pct);
-		fprintf(f, "%-24s %14s %7s %14s %7s %+7.2f%% %-20s %+5.3g%%  %s\n", row->name, a, na,
-			b, nb, row->change.pct, ci, row->limit_pct, v);
+		fprintf(f, "%-24s %14s %7s %14s %7s %+7.2f%% %-20s %+5.3g%%  %s\n", row->name, a,
+			na, b, nb, row->change.pct, ci, row->limit_pct, v);
 	}
 	if (r->dropped[0])
 		fprintf(f, "not compared: %s\n", r->dropped);
@@ -721,9 +721,10 @@ const struct cmdopts compare_cmdopts = {
 		"  interval wholly at or below -L                  improvement\n"
 		"  interval wholly below +L                        no significant change\n"
 		"  interval holds +L and values below it           too noisy: K more runs needed\n"
-		"                                                  (or: " STR(COMPARE_MAX_RUNS) " runs a side would not do)\n"
-		"A regression needs no more than its interval, however noisy the runs.\n"
-		"Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
+		"                                                  (or: " STR(
+			COMPARE_MAX_RUNS) " runs a side would not do)\n"
+					  "A regression needs no more than its interval, however noisy the runs.\n"
+					  "Exit code: 0 no regression, 1 at least one regression, 2 bad input.\n",
 	.permute = true, /* pmbpf compare A.json B.json -o json */
 };
 

@@ -19,8 +19,8 @@
 #define COMPARE_LEVEL	       0.95
 /* Runs a side that "too noisy" may ask for: more is no advice for a CI job. */
 #define COMPARE_MAX_RUNS 30
-#define STR_(x)		       #x
-#define STR(x)		       STR_(x)
+#define STR_(x)		 #x
+#define STR(x)		 STR_(x)
 
 /* The runs of one command: one column of values per metric. */
 struct series {
