@@ -261,14 +261,14 @@ def test_stale_cgroups_removed_busy_ones_named(tmp_path):
         with open(os.path.join(busy, "cgroup.procs"), "w") as f:
             f.write(str(sleeper.pid))
         p = subprocess.run([PMBPF, "doctor"], capture_output=True, text=True, timeout=60)
-        assert re.search(r"stale-cgroups +\d+ cgroups? left by a killed pmbpf stat "
+        assert re.search(r"stale-cgroups +\d+ cgroups? left by a killed pmbpf stat or profile "
                          r"\(\d+ holding processes\)", p.stdout), p.stdout
         p = subprocess.run([PMBPF, "stat", "-e", "task-clock", "--", "true"],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 0
         assert not os.path.exists(empty)
         assert os.path.isdir(busy)
-        assert f"pmbpf: {busy}, left by a killed pmbpf stat, still holds processes" in p.stderr
+        assert f"pmbpf: {busy}, left by a killed pmbpf stat or profile, still holds processes" in p.stderr
     finally:
         sleeper.kill()
         sleeper.wait()

@@ -24,12 +24,6 @@ int cmd_doctor(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_cpi(int argc, char **argv);
 int cmd_fields(int argc, char **argv);
-/*
- * pmbpf-stat-* cgroups whose pmbpf is gone (killed). remove: rmdir those
- * that are empty. cb (if not NULL) gets each one and whether it still holds
- * processes. Returns how many were found.
- */
-int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx), void *ctx);
 #ifndef PMBPF_MINIMAL
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);

@@ -19,6 +19,7 @@
 #include <sys/utsname.h>
 #include <bpf/btf.h>
 #include "cgroup.h"
+#include "cmdrun.h"
 #include "commands.h"
 #include "json_writer.h"
 #include "pmu.h"
@@ -188,16 +189,16 @@ static void count_stale(const char *path, bool busy, void *ctx)
 		snprintf(st->first, sizeof(st->first), "%s", path);
 }
 
-/* Cgroups of a pmbpf stat that was killed (the next stat removes empty ones). */
+/* Cgroups of a pmbpf stat or profile that was killed (the next one removes empty ones). */
 static void check_stale_stat_cgroups(struct doctor *d)
 {
 	struct stale st = {};
-	int n = stat__stale_cgroups(false, count_stale, &st);
+	int n = cmdrun__stale_cgroups(false, count_stale, &st);
 
 	if (n)
 		add(d, "stale-cgroups", ST_WARN,
-		    "%d cgroup%s left by a killed pmbpf stat (%d holding processes), e.g. %s", n,
-		    n == 1 ? "" : "s", st.busy, st.first);
+		    "%d cgroup%s left by a killed pmbpf stat or profile (%d holding processes), e.g. %s",
+		    n, n == 1 ? "" : "s", st.busy, st.first);
 }
 
 static void check_caps(struct doctor *d)

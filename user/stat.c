@@ -9,26 +9,18 @@
  * The report goes to stderr (or -O FILE), as perf stat's does, so that the
  * command's own stdout stays its own.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
-#include <linux/sched.h>
 #include "catalog.h"
-#include "cgroup.h"
+#include "cmdrun.h"
 #include "commands.h"
 #include "compare.h"
 #include "json_writer.h"
@@ -75,28 +67,6 @@ const struct cmdopts stat_cmdopts = {
 		"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n",
 };
 
-/* The signals received, for forwarding: the first passed on, more escalate. */
-static volatile sig_atomic_t nr_signals, last_signal;
-
-static void on_signal(int sig)
-{
-	exiting = 1;
-	last_signal = sig;
-	nr_signals++;
-}
-
-static int stat_signals__setup(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	if (signals__setup())
-		return -1;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	return 0;
-}
-
 struct run {
 	char group; /* 'A' or 'B' */
 	int status; /* its wait status */
@@ -124,135 +94,6 @@ struct stat_ctx {
 	int nr_runs;
 };
 
-/* Start time of a process in clock ticks since boot (field 22 of stat); 0 if gone. */
-static unsigned long long proc_starttime(pid_t pid)
-{
-	unsigned long long start;
-	char state;
-
-	return task__stat(pid, 0, &state, &start) ? 0 : start;
-}
-
-/*
- * Whether the pmbpf that made the cgroup directory name is still running:
- * "pmbpf-stat-PID-START" names its pid and start time, which no later process
- * of this boot shares. Directories of older versions ("pmbpf-stat-PID") count
- * as live while a process named pmbpf has that pid.
- */
-static bool owner_alive(const char *name)
-{
-	unsigned long long pid, start = 0;
-	char comm[32] = "";
-	char *end;
-
-	pid = strtoull(name + strlen(STAT_PREFIX), &end, 10);
-	if (!pid || pid > INT_MAX)
-		return true; /* not ours: leave it */
-	if (*end == '-')
-		start = strtoull(end + 1, &end, 10);
-	if (*end)
-		return true;
-	if (start)
-		return proc_starttime((pid_t)pid) == start;
-	return !process__comm((pid_t)pid, comm, sizeof(comm)) && !strcmp(comm, "pmbpf");
-}
-
-/* rmdir a cgroup and its empty run-N children. */
-static int rmdir_tree(const char *path)
-{
-	char sub[4700];
-	struct dirent *de;
-	DIR *d = opendir(path);
-
-	if (d) {
-		while ((de = readdir(d)))
-			if (de->d_type == DT_DIR && !strncmp(de->d_name, "run-", 4)) {
-				snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-				rmdir(sub);
-			}
-		closedir(d);
-	}
-	return rmdir(path) ? -errno : 0;
-}
-
-/* The cgroup or a descendant holds a process (cgroup.events "populated 1"). */
-static bool populated(const char *path)
-{
-	char file[4500], line[64];
-	bool yes = false;
-	FILE *f;
-
-	snprintf(file, sizeof(file), "%s/cgroup.events", path);
-	f = fopen(file, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strcmp(line, "populated 1\n"))
-			yes = true;
-	fclose(f);
-	return yes;
-}
-
-int stat__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx), void *ctx)
-{
-	char mount[4096], path[4400];
-	struct dirent *de;
-	int nr = 0;
-	DIR *d;
-
-	if (cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount)))
-		return 0;
-	d = opendir(mount);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		bool busy = true;
-
-		if (de->d_type != DT_DIR || strncmp(de->d_name, STAT_PREFIX, strlen(STAT_PREFIX)) ||
-		    owner_alive(de->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", mount, de->d_name);
-		if (remove)
-			busy = rmdir_tree(path) != 0;
-		else
-			busy = populated(path);
-		nr++;
-		if (cb)
-			cb(path, busy, ctx);
-	}
-	closedir(d);
-	return nr;
-}
-
-/*
- * The child: move into the cgroup (unless born there), stop, and once pmbpf
- * has taken its baseline and sent SIGCONT, run the command. What the child
- * does before the stop (its fork's page faults, this setup) is not the
- * command's: perf stat counts from the exec too (enable_on_exec).
- */
-static void child(const char *cgroup, bool inside, char **argv)
-{
-	char path[4300];
-	FILE *f;
-
-	/* pmbpf ignores SIGPIPE; an ignored signal stays ignored across exec */
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	if (!inside) {
-		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-		f = fopen(path, "w");
-		if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
-			pr_err("cannot move into %s: %s\n", cgroup, strerror(errno));
-			_exit(127);
-		}
-	}
-	raise(SIGSTOP);
-	execvp(argv[0], argv);
-	pr_err("cannot run %s: %s\n", argv[0], strerror(errno));
-	_exit(127);
-}
-
 /* Sum this interval's figures of the run's cgroup; count its processes. */
 static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *acc,
 		       struct proctable *seen)
@@ -271,177 +112,49 @@ static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *
 	}
 }
 
-/*
- * Pass a signal on: the first as received (SIGTERM stays SIGTERM, so that
- * `timeout` works), any further one as SIGKILL to the whole run cgroup.
- */
-static void forward_signals(const char *cgroup, pid_t pid, int *forwarded)
-{
-	char path[4300];
-	int fd;
-
-	if (nr_signals == *forwarded)
-		return;
-	if (!*forwarded) {
-		kill(pid, last_signal);
-		*forwarded = 1;
-		return;
-	}
-	*forwarded = nr_signals;
-	snprintf(path, sizeof(path), "%s/cgroup.kill", cgroup);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "1", 1) != 1)
-		kill(pid, SIGKILL); /* before Linux 5.14: the command, not its children */
-	if (fd >= 0)
-		close(fd);
-}
-
-/*
- * A child born in the cgroup (clone3 CLONE_INTO_CGROUP, Linux 5.7): a task
- * that moves itself in while running would have its span split at the move,
- * and the part before it is not the command's. fork() and a move before
- * that.
- */
-static pid_t fork_into(int cgroup_fd, bool *inside)
-{
-	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP,
-		.exit_signal = SIGCHLD,
-		.cgroup = (__u64)cgroup_fd,
-	};
-	pid_t pid = -1;
-
-	*inside = false;
-	if (cgroup_fd >= 0) {
-		pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
-		if (pid >= 0) {
-			*inside = true;
-			return pid;
-		}
-	}
-	return fork();
-}
-
-static int pidfd_open(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/*
- * Wait for the child to stop before its exec. Returns 1 when it stopped, 0
- * when it ended instead (*status has why), or -errno.
- */
-static int wait_stopped(pid_t pid, int *status)
-{
-	for (;;) {
-		if (waitpid(pid, status, WUNTRACED) == pid)
-			return WIFSTOPPED(*status) ? 1 : 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
 /* Run argv once in a new child cgroup; the figures go to *run. */
 static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int index)
 {
-	__u64 cgid, t0, next;
 	struct proctable seen = {};
 	struct figures before_exec = {};
-	char cg[4200];
-	int err = 0, status = 0, forwarded = 0, pidfd, cgfd, stopped;
-	bool inside;
-	pid_t pid;
+	struct cmdrun r;
+	__u64 next;
+	int err;
 
-	snprintf(cg, sizeof(cg), "%s/run-%d", ctx->cgroup, index);
-	if (mkdir(cg, 0755)) {
-		pr_err("cannot create cgroup %s: %s\n", cg, strerror(errno));
-		return -errno;
-	}
-	cgid = cgroup__id_of(cg);
-	cgfd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	pid = fork_into(cgfd, &inside);
-	if (cgfd >= 0 && pid)
-		close(cgfd);
-	if (pid < 0) {
-		err = -errno;
-		pr_err("fork: %s\n", strerror(errno));
-		goto out_rmdir;
-	}
-	if (!pid)
-		child(cg, inside, argv);
-	pidfd = pidfd_open(pid);
+	err = cmdrun__start(&r, ctx->cgroup, index, argv);
 	/*
 	 * The baseline: the counts of the child up to its stop go to an
 	 * interval of their own, which is left out (but its process is seen).
 	 */
-	stopped = wait_stopped(pid, &status);
-	if (stopped > 0) {
+	if (!err && !r.done) {
 		err = session__collect(ctx->s, &ctx->snap);
 		if (!err)
-			accumulate(&ctx->snap, cgid, &before_exec, &seen);
-	} else if (stopped < 0) {
-		err = stopped;
-		pr_err("cannot wait for the command: %s\n", strerror(-err));
+			accumulate(&ctx->snap, r.cgroup_id, &before_exec, &seen);
+		else
+			cmdrun__kill(&r); /* pmbpf cannot count: the command does not run */
 	}
-	t0 = now_ns(CLOCK_MONOTONIC);
-	if (!err && stopped > 0 && kill(pid, SIGCONT)) {
-		err = -errno;
-		pr_err("cannot start the command: %s\n", strerror(errno));
-	}
-	if (err) {
-		/* pmbpf cannot count: the command does not run */
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
-	next = t0 + ctx->interval_ns;
-	/* not stopped: it ended before its exec, and its exit code says why */
-	while (stopped > 0 && !err) {
-		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	err = err ?: cmdrun__go(&r);
+	next = r.start_ns + ctx->interval_ns;
+	while (!err && !r.done) {
 		__u64 now = now_ns(CLOCK_MONOTONIC);
 		int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
-		bool done = false;
+		bool done = cmdrun__wait(&r, -1, wait_ms);
 
-		forward_signals(cg, pid, &forwarded);
-		if (pidfd >= 0) {
-			if (poll(&pfd, 1, wait_ms) > 0)
-				done = waitpid(pid, &status, 0) == pid;
-		} else {
-			/* no pidfd (before Linux 5.3): look every 5 ms */
-			struct timespec ts = { .tv_nsec = 5000000L };
-
-			done = waitpid(pid, &status, WNOHANG) == pid;
-			if (!done)
-				nanosleep(&ts, NULL);
-		}
-		if (done)
-			run->wall_ns = now_ns(CLOCK_MONOTONIC) - t0;
 		if (done || now_ns(CLOCK_MONOTONIC) >= next) {
 			err = session__collect(ctx->s, &ctx->snap);
 			if (!err)
-				accumulate(&ctx->snap, cgid, &run->f, &seen);
+				accumulate(&ctx->snap, r.cgroup_id, &run->f, &seen);
 			next = now_ns(CLOCK_MONOTONIC) + ctx->interval_ns;
 		}
-		if (done)
-			break;
-		if (err) {
-			kill(pid, SIGKILL); /* pmbpf cannot count: stop the command */
-			waitpid(pid, &status, 0);
-		}
+		if (err)
+			cmdrun__kill(&r); /* pmbpf cannot count: stop the command */
 	}
-	if (pidfd >= 0)
-		close(pidfd);
-	run->status = status;
-	run->exit_code = wait_status__code(status);
+	run->wall_ns = r.wall_ns;
+	run->status = r.status;
+	run->exit_code = wait_status__code(r.status);
 	run->nr_procs = (unsigned int)seen.used;
 	proctable__free(&seen);
-out_rmdir:
-	if (rmdir(cg) && errno == EBUSY)
-		pr_err("processes of the command are still running in %s\n", cg);
+	cmdrun__finish(&r);
 	return err;
 }
 
@@ -833,23 +546,6 @@ out:
 	return ret;
 }
 
-static void note_stale(const char *path, bool busy, void *ctx)
-{
-	if (busy)
-		pr_err("%s, left by a killed pmbpf stat, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
-		       path, path);
-}
-
-/* pmbpf-stat-PID-START below the cgroup2 mount: no other process of this boot has both. */
-static int create_cgroup(char *buf, size_t len)
-{
-	char name[96];
-
-	snprintf(name, sizeof(name), STAT_PREFIX "%d-%llu", (int)getpid(),
-		 proc_starttime(getpid()));
-	return cgroup__create(name, buf, len);
-}
-
 static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 {
 	struct cmdopt_getopt g;
@@ -972,10 +668,9 @@ int cmd_stat(int argc, char **argv)
 		pr_err("%s\n", strerror(ENOMEM));
 		goto out_close;
 	}
-	if (privileges__check() || stat_signals__setup())
+	if (privileges__check() || cmdrun__signals_setup())
 		goto out_close;
-	stat__stale_cgroups(true, note_stale, NULL);
-	if (create_cgroup(ctx.cgroup, sizeof(ctx.cgroup)))
+	if (cmdrun__create_cgroup(ctx.cgroup, sizeof(ctx.cgroup)))
 		goto out_close;
 	ctx.so.cgroup = ctx.cgroup;
 	err = session__open(&ctx.s, &ctx.so);
@@ -1014,7 +709,7 @@ int cmd_stat(int argc, char **argv)
 	if (exiting && (ctx.repeat > 1 || ctx.ab)) {
 		pr_err("interrupted after %d of %d runs: no report\n", ctx.nr_runs,
 		       ctx.repeat * (ctx.ab ? 2 : 1));
-		rc = 128 + last_signal;
+		rc = 128 + cmdrun__last_signal();
 		goto out_session;
 	}
 	err = report(&ctx, &verdict_rc);
@@ -1026,8 +721,7 @@ out_session:
 	session__close(ctx.s);
 	snapshot__free(&ctx.snap);
 out_rmdir:
-	if (rmdir_tree(ctx.cgroup) == -EBUSY)
-		pr_err("processes of the command are still running in %s\n", ctx.cgroup);
+	cmdrun__remove_cgroup(ctx.cgroup);
 out_close:
 	if (ctx.out_fd > STDERR_FILENO)
 		close(ctx.out_fd);

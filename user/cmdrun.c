@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A command run in a cgroup of its own (cmdrun.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+#include "cgroup.h"
+#include "cmdrun.h"
+#include "commands.h"
+#include "util.h"
+
+#define CMDRUN_PREFIX "pmbpf-stat-"
+
+/* The signals received, for forwarding: the first passed on, more escalate. */
+static volatile sig_atomic_t nr_signals, last_signal;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+	last_signal = sig;
+	nr_signals++;
+}
+
+int cmdrun__signals_setup(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	if (signals__setup())
+		return -1;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+int cmdrun__last_signal(void)
+{
+	return last_signal;
+}
+
+/* Start time of a process in clock ticks since boot (field 22 of stat); 0 if gone. */
+static unsigned long long proc_starttime(pid_t pid)
+{
+	unsigned long long start;
+	char state;
+
+	return task__stat(pid, 0, &state, &start) ? 0 : start;
+}
+
+/*
+ * Whether the pmbpf that made the cgroup directory name is still running:
+ * "pmbpf-stat-PID-START" names its pid and start time, which no later process
+ * of this boot shares. Directories of older versions ("pmbpf-stat-PID") count
+ * as live while a process named pmbpf has that pid.
+ */
+static bool owner_alive(const char *name)
+{
+	unsigned long long pid, start = 0;
+	char comm[32] = "";
+	char *end;
+
+	pid = strtoull(name + strlen(CMDRUN_PREFIX), &end, 10);
+	if (!pid || pid > INT_MAX)
+		return true; /* not ours: leave it */
+	if (*end == '-')
+		start = strtoull(end + 1, &end, 10);
+	if (*end)
+		return true;
+	if (start)
+		return proc_starttime((pid_t)pid) == start;
+	return !process__comm((pid_t)pid, comm, sizeof(comm)) && !strcmp(comm, "pmbpf");
+}
+
+/* rmdir a cgroup and its empty run-N children. */
+static int rmdir_tree(const char *path)
+{
+	char sub[4700];
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	if (d) {
+		while ((de = readdir(d)))
+			if (de->d_type == DT_DIR && !strncmp(de->d_name, "run-", 4)) {
+				snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+				rmdir(sub);
+			}
+		closedir(d);
+	}
+	return rmdir(path) ? -errno : 0;
+}
+
+/* The cgroup or a descendant holds a process (cgroup.events "populated 1"). */
+static bool populated(const char *path)
+{
+	char file[4500], line[64];
+	bool yes = false;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/cgroup.events", path);
+	f = fopen(file, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "populated 1\n"))
+			yes = true;
+	fclose(f);
+	return yes;
+}
+
+int cmdrun__stale_cgroups(bool remove, void (*cb)(const char *path, bool busy, void *ctx),
+			  void *ctx)
+{
+	char mount[4096], path[4400];
+	struct dirent *de;
+	int nr = 0;
+	DIR *d;
+
+	if (cgroup__find_mount("/proc/self/mountinfo", mount, sizeof(mount)))
+		return 0;
+	d = opendir(mount);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		bool busy = true;
+
+		if (de->d_type != DT_DIR ||
+		    strncmp(de->d_name, CMDRUN_PREFIX, strlen(CMDRUN_PREFIX)) ||
+		    owner_alive(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", mount, de->d_name);
+		if (remove)
+			busy = rmdir_tree(path) != 0;
+		else
+			busy = populated(path);
+		nr++;
+		if (cb)
+			cb(path, busy, ctx);
+	}
+	closedir(d);
+	return nr;
+}
+
+static void note_stale(const char *path, bool busy, void *ctx)
+{
+	if (busy)
+		pr_err("%s, left by a killed pmbpf stat or profile, still holds processes: 'echo 1 > %s/cgroup.kill' ends them\n",
+		       path, path);
+}
+
+int cmdrun__create_cgroup(char *buf, size_t len)
+{
+	char name[96];
+
+	cmdrun__stale_cgroups(true, note_stale, NULL);
+	snprintf(name, sizeof(name), CMDRUN_PREFIX "%d-%llu", (int)getpid(),
+		 proc_starttime(getpid()));
+	return cgroup__create(name, buf, len);
+}
+
+void cmdrun__remove_cgroup(const char *path)
+{
+	if (path[0] && rmdir_tree(path) == -EBUSY)
+		pr_err("processes of the command are still running in %s\n", path);
+}
+
+/*
+ * The child: move into the cgroup (unless born there), stop, and once pmbpf
+ * has taken what it needs and sent SIGCONT, run the command. What the child
+ * does before the stop (its fork's page faults, this setup) is not the
+ * command's: perf stat counts from the exec too (enable_on_exec).
+ */
+static void child(const char *cgroup, bool inside, char **argv)
+{
+	char path[4300];
+	FILE *f;
+
+	/* pmbpf ignores SIGPIPE; an ignored signal stays ignored across exec */
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (!inside) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
+			pr_err("cannot move into %s: %s\n", cgroup, strerror(errno));
+			_exit(127);
+		}
+	}
+	raise(SIGSTOP);
+	execvp(argv[0], argv);
+	pr_err("cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+/*
+ * A child born in the cgroup (clone3 CLONE_INTO_CGROUP, Linux 5.7): a task
+ * that moves itself in while running would have its span split at the move,
+ * and the part before it is not the command's. fork() and a move before
+ * that.
+ */
+static pid_t fork_into(int cgroup_fd, bool *inside)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP,
+		.exit_signal = SIGCHLD,
+		.cgroup = (__u64)cgroup_fd,
+	};
+	pid_t pid = -1;
+
+	*inside = false;
+	if (cgroup_fd >= 0) {
+		pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+		if (pid >= 0) {
+			*inside = true;
+			return pid;
+		}
+	}
+	return fork();
+}
+
+static int pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/*
+ * Wait for the child to stop before its exec. Returns 1 when it stopped, 0
+ * when it ended instead (*status has why), or -errno.
+ */
+static int wait_stopped(pid_t pid, int *status)
+{
+	for (;;) {
+		if (waitpid(pid, status, WUNTRACED) == pid)
+			return WIFSTOPPED(*status) ? 1 : 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int cmdrun__start(struct cmdrun *r, const char *parent, int index, char **argv)
+{
+	int err, cgfd, stopped;
+	bool inside;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	r->pidfd = -1;
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s/run-%d", parent, index);
+	if (mkdir(r->cgroup, 0755)) {
+		err = -errno;
+		pr_err("cannot create cgroup %s: %s\n", r->cgroup, strerror(-err));
+		r->cgroup[0] = '\0';
+		return err;
+	}
+	r->cgroup_id = cgroup__id_of(r->cgroup);
+	cgfd = open(r->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid = fork_into(cgfd, &inside);
+	if (cgfd >= 0 && pid)
+		close(cgfd);
+	if (pid < 0) {
+		err = -errno;
+		pr_err("fork: %s\n", strerror(-err));
+		return err;
+	}
+	if (!pid)
+		child(r->cgroup, inside, argv);
+	r->pid = pid;
+	r->pidfd = pidfd_open(pid);
+	stopped = wait_stopped(pid, &r->status);
+	if (stopped < 0) {
+		pr_err("cannot wait for the command: %s\n", strerror(-stopped));
+		cmdrun__kill(r);
+		return stopped;
+	}
+	/* not stopped: it ended before its exec, and its exit code says why */
+	r->done = !stopped;
+	return 0;
+}
+
+int cmdrun__go(struct cmdrun *r)
+{
+	int err;
+
+	r->start_ns = now_ns(CLOCK_MONOTONIC);
+	if (r->done || !kill(r->pid, SIGCONT))
+		return 0;
+	err = -errno;
+	pr_err("cannot start the command: %s\n", strerror(-err));
+	cmdrun__kill(r);
+	return err;
+}
+
+/*
+ * Pass a signal on: the first as received (SIGTERM stays SIGTERM, so that
+ * `timeout` works), any further one as SIGKILL to the whole run cgroup.
+ */
+static void forward_signals(struct cmdrun *r)
+{
+	char path[4300];
+	int fd;
+
+	if (nr_signals == r->forwarded)
+		return;
+	if (!r->forwarded) {
+		kill(r->pid, last_signal);
+		r->forwarded = 1;
+		return;
+	}
+	r->forwarded = nr_signals;
+	snprintf(path, sizeof(path), "%s/cgroup.kill", r->cgroup);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1)
+		kill(r->pid, SIGKILL); /* before Linux 5.14: the command, not its children */
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool reap(struct cmdrun *r, int flags)
+{
+	if (waitpid(r->pid, &r->status, flags) != r->pid)
+		return false;
+	r->wall_ns = now_ns(CLOCK_MONOTONIC) - r->start_ns;
+	r->done = true;
+	return true;
+}
+
+int cmdrun__wait(struct cmdrun *r, int fd, int timeout_ms)
+{
+	struct pollfd pfd[2] = { { .fd = r->pidfd, .events = POLLIN },
+				 { .fd = fd, .events = POLLIN } };
+
+	if (r->done)
+		return 1;
+	forward_signals(r);
+	if (r->pidfd >= 0) {
+		if (poll(pfd, 2, timeout_ms) > 0 && pfd[0].revents)
+			return reap(r, 0);
+		return 0;
+	}
+	/* no pidfd (before Linux 5.3): look every 5 ms */
+	if (reap(r, WNOHANG))
+		return 1;
+	poll(pfd + 1, 1, timeout_ms < 5 ? timeout_ms : 5);
+	return 0;
+}
+
+void cmdrun__kill(struct cmdrun *r)
+{
+	if (r->done || !r->pid)
+		return;
+	kill(r->pid, SIGKILL);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->done = true;
+}
+
+void cmdrun__finish(struct cmdrun *r)
+{
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pidfd = -1;
+	if (r->cgroup[0] && rmdir(r->cgroup) && errno == EBUSY)
+		pr_err("processes of the command are still running in %s\n", r->cgroup);
+	r->cgroup[0] = '\0';
+}
