@@ -114,3 +114,119 @@ def test_session_record_carries_version_and_schema():
     assert session["type"] == "session"
     assert session["version"] == version
     assert session["schema"] == 1
+
+
+F_SETPIPE_SZ = 1031
+
+
+def blocked_in_write(pid, timeout=60):
+    """Wait until pid sleeps in a pipe write; False when it never does."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/wchan") as f:
+                if "pipe_write" in f.read():
+                    return True
+        except FileNotFoundError:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def stop_blocked(cmd, sig, stdout, stderr=subprocess.PIPE):
+    """Start cmd, wait until it blocks writing, send sig: (seconds to exit, rc, stderr)."""
+    p = subprocess.Popen(cmd, stdout=stdout, stderr=stderr)
+    try:
+        assert blocked_in_write(p.pid), "pmbpf never blocked in its write"
+        t0 = time.monotonic()
+        p.send_signal(sig)
+        rc = p.wait(timeout=30)
+        took = time.monotonic() - t0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    err = p.stderr.read().decode() if p.stderr else ""
+    return took, rc, err
+
+
+def unread_pipe():
+    """A pipe of one page whose reader never reads: (read end, write end)."""
+    r, w = os.pipe()
+    import fcntl
+    fcntl.fcntl(w, F_SETPIPE_SZ, 4096)
+    return r, w
+
+
+@needs_root
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("stderr_too", [False, True], ids=["stdout", "stdout+stderr"])
+def test_record_stops_while_its_reader_does_not_read(sig, stderr_too):
+    """`pmbpf record -o json | sleep 30`: a stop signal ends it within about a second (exit 0)."""
+    r, w = unread_pipe()
+    try:
+        took, rc, err = stop_blocked([PMBPF, "record", "-o", "json", "-i", "50ms"], sig, w,
+                                     w if stderr_too else subprocess.PIPE)
+    finally:
+        os.close(w)
+        os.close(r)
+    print(f"stopped {took:.3f} s after {signal.Signals(sig).name}")
+    assert took < 1.5, took
+    assert rc == 0, (rc, err)
+    if not stderr_too:
+        assert "the rest was dropped" in err, err
+
+
+@needs_root
+def test_profile_stops_while_its_reader_does_not_read(tmp_path):
+    """profile's output, written after the stop signal, to a pipe or a FIFO nobody reads."""
+    args = [PMBPF, "profile", "-F", "999"]
+    # Enough distinct stacks to fill a page: a busy shell loop on every CPU.
+    burners = [subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"])
+               for _ in range(2)]
+    try:
+        r, w = unread_pipe()
+        p = subprocess.Popen(args, stdout=w, stderr=subprocess.PIPE)
+        try:
+            time.sleep(2)
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=60)
+            took = time.monotonic() - t0
+        finally:
+            os.close(w)
+            os.close(r)
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err = p.stderr.read().decode()
+        assert rc == 0, (rc, err)
+        assert "the rest was dropped" in err, err
+        # Symbolization comes first, and takes its time on a busy host.
+        print(f"profile stopped {took:.3f} s after SIGINT")
+        assert took < 15, took
+
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        reader = subprocess.Popen(
+            ["/usr/bin/python3", "-c",
+             "import fcntl, os, sys, time\n"
+             "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+             f"fcntl.fcntl(fd, {F_SETPIPE_SZ}, 4096)\n"
+             "time.sleep(60)\n", str(fifo)])
+        try:
+            p = subprocess.Popen(args + ["-o", str(fifo)], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE)
+            time.sleep(2)
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(timeout=60)
+            err = p.stderr.read().decode()
+            assert rc == 0, (rc, err)
+            assert "the rest was dropped" in err, err
+        finally:
+            reader.kill()
+            reader.wait()
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()

@@ -30,8 +30,16 @@ int cmd_top(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 #endif
 
-/* SIGINT and SIGTERM set exiting. */
+/*
+ * SIGINT and SIGTERM set exiting. From then on, standard output or error
+ * blocked for 500 ms by a reader that does not read is replaced by /dev/null
+ * (one line at exit says so), so that a stop takes well under a second.
+ */
 int signals__setup(void);
+/* An output file other than stdout (a FIFO) that must not hold a stop either. */
+void signals__watch_output(int fd);
+/* Descriptors 0-2 closed at start get /dev/null, read-only (writes fail). */
+void std_fds__reserve(void);
 /*
  * Write errors. stream__error() flushes f and returns 0 or the negative
  * errno of a write that failed (remembered when f is stdout); set errno to 0

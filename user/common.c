@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <linux/capability.h>
 #include "commands.h"
 #include "util.h"
@@ -19,9 +21,82 @@
 
 volatile sig_atomic_t exiting;
 
+/* The output that stayed blocked after a stop signal went to /dev/null. */
+static volatile sig_atomic_t output_dropped;
+/* An output file (profile -o FIFO) watched as standard output is, or -1. */
+static volatile sig_atomic_t watched_fd = -1;
+
+/*
+ * After a stop signal, output blocked in a write (a reader that does not
+ * read) must not keep us. Every STOP_CHECK_MS: when standard output or
+ * error cannot take a byte and no write of ours completed for STOP_GRACE_MS,
+ * it is replaced by /dev/null. The write blocked in it is restarted
+ * (SA_RESTART) on the new descriptor and returns at once; what follows goes
+ * nowhere. A reader that reads, however slowly, gets everything.
+ */
+#define STOP_GRACE_MS 500
+#define STOP_CHECK_MS 100
+
+/* Bytes written by this process so far (wchar of /proc/self/io), or -1. */
+static long long bytes_written(void)
+{
+	char buf[512], *p;
+	int fd = open("/proc/self/io", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+	long long v = 0;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "wchar: ");
+	if (!p)
+		return -1;
+	for (p += 7; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	return v;
+}
+
+static void on_stop_timer(int sig)
+{
+	static long long last = -1;
+	static int stalled_ms;
+	const int fds[] = { STDOUT_FILENO, STDERR_FILENO, watched_fd };
+	int saved = errno, i, null = -1;
+	long long now = bytes_written();
+
+	stalled_ms = now == last ? stalled_ms + STOP_CHECK_MS : 0;
+	last = now;
+	for (i = 0; i < 3 && stalled_ms >= STOP_GRACE_MS; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLOUT };
+
+		if (fds[i] < 0 || poll(&p, 1, 0) != 0)
+			continue; /* writable, gone (POLLERR) or closed (POLLNVAL) */
+		if (null < 0)
+			null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0 && dup2(null, fds[i]) == fds[i])
+			output_dropped = 1;
+	}
+	if (null >= 0)
+		close(null);
+	errno = saved;
+}
+
 static void on_signal(int sig)
 {
+	struct itimerval t = {
+		.it_value = { .tv_usec = STOP_CHECK_MS * 1000 },
+		.it_interval = { .tv_usec = STOP_CHECK_MS * 1000 },
+	};
+	int saved = errno;
+
+	if (!exiting)
+		setitimer(ITIMER_REAL, &t, NULL);
 	exiting = 1;
+	errno = saved;
 }
 
 int signals__setup(void)
@@ -32,12 +107,35 @@ int signals__setup(void)
 	 * it is never restarted.
 	 */
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	struct sigaction timer = { .sa_handler = on_stop_timer, .sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+	sigemptyset(&timer.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
+	    sigaction(SIGALRM, &timer, NULL))
 		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	return 0;
+}
+
+void signals__watch_output(int fd)
+{
+	watched_fd = fd;
+}
+
+void std_fds__reserve(void)
+{
+	int fd;
+
+	/*
+	 * A descriptor 0-2 closed at start would be taken by the first file,
+	 * BPF map or perf event opened, and output written into it. Open
+	 * /dev/null there read-only: the numbers are taken, and a write to a
+	 * closed stdout or stderr still fails (EBADF), as it would have.
+	 */
+	for (fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) != fd)
+			_exit(2);
 }
 
 /* The first failed write to stdout, kept for stdout__close(). */
@@ -89,6 +187,11 @@ void stdout__close(void)
 
 	if (fclose(stdout) && !err)
 		err = -errno;
+	if (output_dropped) {
+		pr_err("output not read for %d ms after the stop signal: the rest was dropped\n",
+		       STOP_GRACE_MS);
+		return;
+	}
 	if (!err)
 		return;
 	write_error__exit(err);

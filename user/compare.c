@@ -728,54 +728,18 @@ const struct cmdopts compare_cmdopts = {
 	.permute = true, /* pmbpf compare A.json B.json -o json */
 };
 
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap), *nb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0 || !b) {
-		int err = fd < 0 ? -errno : -ENOMEM;
-
-		if (fd >= 0)
-			close(fd);
-		free(b);
-		return err;
-	}
-	while ((r = read(fd, b + n, cap - n)) != 0) {
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			close(fd);
-			free(b);
-			return (int)r;
-		}
-		n += r;
-		if (n == cap) {
-			nb = realloc(b, cap *= 2);
-			if (!nb) {
-				close(fd);
-				free(b);
-				return -ENOMEM;
-			}
-			b = nb;
-		}
-	}
-	close(fd);
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 static int load(const char *path, struct series *s)
 {
 	char err[256], *buf = NULL;
 	size_t len = 0;
 	int ret;
 
-	ret = read_file(path, &buf, &len);
+	ret = file__read_all(path, INPUT_MAX_BYTES, &buf, &len);
+	if (ret == -EFBIG) {
+		pr_err("%s holds more than %lu MiB: not a 'pmbpf stat -o json' file\n", path,
+		       INPUT_MAX_BYTES >> 20);
+		return ret;
+	}
 	if (ret) {
 		pr_err("cannot read %s: %s\n", path, strerror(-ret));
 		return ret;
@@ -788,6 +752,28 @@ static int load(const char *path, struct series *s)
 	}
 	s->label = strdup(path);
 	return s->label ? 0 : -ENOMEM;
+}
+
+/*
+ * Names in the files (the command, metrics) reach a terminal: the table and
+ * markdown pass text__char()'s rule (JSON escapes them itself).
+ */
+static int printable(enum compare_format fmt, char **text, size_t *len)
+{
+	char *safe;
+
+	if (fmt == COMPARE_JSON)
+		return 0;
+	safe = malloc(TEXT_PRINTABLE_SIZE(*len));
+	if (!safe) {
+		pr_err("%s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	text__printable(safe, TEXT_PRINTABLE_SIZE(*len), *text, true);
+	free(*text);
+	*text = safe;
+	*len = strlen(safe);
+	return 0;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -861,7 +847,8 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	compare__print(f, fmt, r);
-	if (fclose(f) || report__write(STDOUT_FILENO, "the comparison", text, len) == -EIO)
+	if (fclose(f) || printable(fmt, &text, &len) ||
+	    report__write(STDOUT_FILENO, "the comparison", text, len) == -EIO)
 		rc = 2;
 out:
 	free(text);

@@ -130,7 +130,7 @@ static void print_header(const struct cpi_run *r)
 static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 {
 	bool cpi = r->signal == CPI_SIGNAL_CPI;
-	char what[256];
+	char what[256], name[TEXT_PRINTABLE_SIZE(4096)];
 	int i;
 
 	if (r->json) {
@@ -186,7 +186,8 @@ static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 		return;
 	}
 	cpi__describe(x, r->signal, what, sizeof(what));
-	printf("%s %s: %s\n", r->time ?: "-", x->victim, what);
+	printf("%s ", text__printable(name, sizeof(name), r->time ?: "-", false));
+	printf("%s: %s\n", text__printable(name, sizeof(name), x->victim, false), what);
 	if (!x->nr_suspects) {
 		printf("    no suspect: no other cgroup's CPU use rises with it\n");
 		return;
@@ -194,7 +195,7 @@ static void print_outlier(const struct cpi_run *r, const struct cpi_outlier *x)
 	printf("    %4s %6s %6s  SUSPECT (r over %d intervals)\n", "RANK", "R", "CPUS", x->pairs);
 	for (i = 0; i < x->nr_suspects; i++)
 		printf("    %4d %+6.2f %6.2f  %s\n", i + 1, x->suspects[i].r, x->suspects[i].cpu,
-		       x->suspects[i].name);
+		       text__printable(name, sizeof(name), x->suspects[i].name, false));
 }
 
 static void pending__clear(struct cpi_run *r)
@@ -397,7 +398,7 @@ int cmd_cpi(int argc, char **argv)
 	FILE *in = stdin;
 	struct cmdopt_getopt g;
 	int c, rc = 2, ret = 0;
-	ssize_t n;
+	long n;
 
 	if (cmdopt__build(&cpi_cmdopts, &g))
 		return 2;
@@ -459,7 +460,7 @@ int cmd_cpi(int argc, char **argv)
 		pr_err("%s\n", strerror(errno));
 		goto out;
 	}
-	while ((n = getline(&line, &cap, in)) > 0) {
+	while ((n = file__getline(in, &line, &cap, INPUT_MAX_BYTES)) > 0) {
 		lineno++;
 		if (blank(line, n))
 			continue;
@@ -471,8 +472,13 @@ int cmd_cpi(int argc, char **argv)
 		if (ret)
 			break;
 	}
-	if (!ret && ferror(in))
-		ret = -errno;
+	if (n == -EFBIG) {
+		pr_err("%s:%zu: a line of more than %lu MiB: not a pmbpf record\n", r.label,
+		       lineno + 1, INPUT_MAX_BYTES >> 20);
+		goto out;
+	}
+	if (!ret && n < 0)
+		ret = (int)n;
 	if (!ret)
 		ret = interval__end(&r);
 	if (ret) {

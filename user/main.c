@@ -95,6 +95,7 @@ int main(int argc, char **argv)
 {
 	size_t i;
 
+	std_fds__reserve();
 	/* Every subcommand's output, --help included: write errors are errors. */
 	atexit(stdout__close);
 	if (argc < 2)

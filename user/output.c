@@ -242,38 +242,6 @@ static void table_figures(struct output *o, const struct snapshot *snap, const s
 	fputc('\n', o->f);
 }
 
-/* U+FFFD, in place of bytes a reader's terminal or parser must not get. */
-#define REPLACEMENT "\xef\xbf\xbd"
-
-/*
- * Copy s into buf as valid UTF-8 without control characters (comms and
- * cgroup paths are any bytes: an escape sequence must not reach a terminal).
- */
-static const char *printable(char *buf, size_t len, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t o = 0;
-	int n;
-
-	for (; *p; p += n) {
-		n = *p >= 0x80 ? utf8_len(p) : 1;
-		if (!n || *p < 0x20 || *p == 0x7f) {
-			if (o + 3 >= len)
-				break;
-			memcpy(buf + o, REPLACEMENT, 3);
-			o += 3;
-			n = 1;
-			continue;
-		}
-		if (o + n >= len)
-			break;
-		memcpy(buf + o, p, n);
-		o += n;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 /*
  * The end of a path that does not fit in width, marked as top does: "..."
  * and then, where one fits, from a '/'.
@@ -302,7 +270,7 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 	struct container_info ci;
 	const char *where;
 
-	snprintf(comm, sizeof(comm), "%s%s", printable(safe, sizeof(safe), row->comm),
+	snprintf(comm, sizeof(comm), "%s%s", text__printable(safe, sizeof(safe), row->comm, false),
 		 row->exited ? "*" : "");
 	if (row->overflow)
 		fprintf(o->f, "%7s", "-");
@@ -314,9 +282,10 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 	container__parse(row->cgroup ? row->cgroup : "", &ci);
 	where = container__label(&ci, label, sizeof(label));
 	if (!where)
-		where = path_tail(cut, sizeof(cut),
-				  printable(path, sizeof(path), row->cgroup ? row->cgroup : "-"),
-				  24);
+		where = path_tail(
+			cut, sizeof(cut),
+			text__printable(path, sizeof(path), row->cgroup ? row->cgroup : "-", false),
+			24);
 	fprintf(o->f, " %-16s %-24s", comm, where);
 	table_figures(o, snap, &row->f, !tid && snap->hot ? hot_cell(hot, sizeof(hot), row) : NULL);
 }
@@ -355,7 +324,7 @@ static void table(struct output *o, const struct snapshot *snap)
 			const struct cgroup_row *cg = &snap->cgroups[r];
 			char path[4096 * 3], cut[64];
 
-			printable(path, sizeof(path), cg->path ? cg->path : "?");
+			text__printable(path, sizeof(path), cg->path ? cg->path : "?", false);
 			fprintf(o->f, "%-40s %-10s %-12s %5u",
 				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
@@ -563,7 +532,7 @@ static const char *hot_cell(char *buf, size_t len, const struct proc_row *row)
 
 	if (!row->hot)
 		return "-";
-	printable(buf, len, row->hot);
+	text__printable(buf, len, row->hot, false);
 	/* cut at a character boundary */
 	for (p = (const unsigned char *)buf; *p; p++)
 		if ((*p & 0xc0) != 0x80 && ++chars > HOT_WIDTH) {
@@ -791,20 +760,17 @@ static void json(struct output *o, const struct snapshot *snap)
 /* Quoted, as valid UTF-8 on one line: control bytes and bad UTF-8 become U+FFFD. */
 static void csv_field_str(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
 	int n;
 
 	fputc('"', f);
-	for (; *p; p += n) {
-		n = *p >= 0x80 ? utf8_len(p) : 1;
-		if (!n || *p < 0x20 || *p == 0x7f) {
-			fputs(REPLACEMENT, f);
-			n = 1;
+	for (; *s; s += n) {
+		if (!text__char(s, false, &n)) {
+			fputs(TEXT_REPLACEMENT, f);
 			continue;
 		}
-		if (*p == '"')
+		if (*s == '"')
 			fputc('"', f);
-		fwrite(p, 1, n, f);
+		fwrite(s, 1, n, f);
 	}
 	fputc('"', f);
 }
@@ -1017,8 +983,11 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		return stream__error(o->f);
 	}
 	fprintf(o->f, "\n Counts for '");
-	for (i = 0; argv[i]; i++)
-		fprintf(o->f, "%s%s", i ? " " : "", argv[i]);
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			fputc(' ', o->f);
+		text__fputs(argv[i], false, o->f);
+	}
 	fprintf(o->f, "' and its children (%u process%s):\n\n", nr_procs,
 		nr_procs == 1 ? "" : "es");
 	row_init(&r, o, snap, f, false);

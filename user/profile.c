@@ -1066,6 +1066,8 @@ int cmd_profile(int argc, char **argv)
 		err = -EPERM;
 		goto cleanup;
 	}
+	if (out != stdout)
+		signals__watch_output(fileno(out));
 	libbpf__set_verbose(o.verbose);
 	raise_fd_limit();
 	p.nr_cpus = libbpf_num_possible_cpus();

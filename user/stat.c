@@ -449,7 +449,9 @@ static void table_summary(FILE *f, const struct series *s)
 	struct summary sm;
 	int i;
 
-	fprintf(f, "\n Counts for '%s' and its children, %d runs:\n\n", s->command, s->n);
+	fprintf(f, "\n Counts for '");
+	text__fputs(s->command, false, f);
+	fprintf(f, "' and its children, %d runs:\n\n", s->n);
 	fprintf(f, " %-26s %14s %12s %7s %14s %14s\n", "METRIC", "MEAN", "STDDEV", "RSD%", "MIN",
 		"MAX");
 	for (i = 0; i < s->nr_metrics; i++) {

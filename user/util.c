@@ -9,20 +9,166 @@
 #include <string.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include "json_writer.h"
 #include "util.h"
 
 void pr_err(const char *fmt, ...)
 {
+	char *msg = NULL, *safe = NULL;
 	va_list ap;
+	int n;
 
-	fputs("pmbpf: ", stderr);
+	/* Names from outside are in messages: no escape sequence gets through. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n >= 0)
+		safe = malloc(TEXT_PRINTABLE_SIZE((size_t)n));
+	if (safe) {
+		text__printable(safe, TEXT_PRINTABLE_SIZE((size_t)n), msg, true);
+		fprintf(stderr, "pmbpf: %s", safe);
+	} else {
+		fputs("pmbpf: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+	}
+	if (n >= 0)
+		free(msg);
+	free(safe);
+}
+
+bool text__char(const char *p, bool keep_lines, int *n)
+{
+	const unsigned char *u = (const unsigned char *)p;
+
+	*n = utf8_len(u);
+	if (!*n) {
+		*n = 1;
+		return false;
+	}
+	if (*u < 0x20)
+		return keep_lines && (*u == '\n' || *u == '\t');
+	/* DEL, and C1 (U+0080-U+009F): some terminals take 0xc2 0x9b for CSI */
+	return *u != 0x7f && !(*u == 0xc2 && u[1] < 0xa0);
+}
+
+const char *text__printable(char *buf, size_t len, const char *s, bool keep_lines)
+{
+	size_t o = 0;
+	int n;
+
+	for (; *s; s += n) {
+		bool ok = text__char(s, keep_lines, &n);
+		const char *out = ok ? s : TEXT_REPLACEMENT;
+		size_t w = ok ? (size_t)n : 3;
+
+		if (o + w >= len)
+			break;
+		memcpy(buf + o, out, w);
+		o += w;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void text__fputs(const char *s, bool keep_lines, FILE *f)
+{
+	int n;
+
+	for (; *s; s += n)
+		if (text__char(s, keep_lines, &n))
+			fwrite(s, 1, n, f);
+		else
+			fputs(TEXT_REPLACEMENT, f);
+}
+
+int file__read_all(const char *path, size_t max, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap), *nb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	ssize_t r;
+
+	struct stat st;
+
+	if (fd < 0 || !b) {
+		err = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && (size_t)st.st_size > max) {
+		err = -EFBIG;
+		goto out;
+	}
+	for (;;) {
+		if (n + 1 == cap) {
+			/* room for max + 1 bytes, to see that there are more */
+			cap = cap * 2 < max + 2 ? cap * 2 : max + 2;
+			nb = realloc(b, cap);
+			if (!nb) {
+				err = -ENOMEM;
+				goto out;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!r)
+			break;
+		n += r;
+		if (n > max) {
+			err = -EFBIG;
+			goto out;
+		}
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	b = NULL;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return err;
+}
+
+long file__getline(FILE *f, char **line, size_t *cap, size_t max)
+{
+	size_t n = 0;
+	int c;
+
+	errno = 0;
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (n + 2 > *cap) {
+			size_t nc = *cap ? *cap * 2 : 4096;
+			char *nl = realloc(*line, nc);
+
+			if (!nl)
+				return -ENOMEM;
+			*line = nl;
+			*cap = nc;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+		if (n > max)
+			return -EFBIG;
+	}
+	if (c == EOF && ferror(f))
+		return errno ? -errno : -EIO;
+	if (n)
+		(*line)[n] = '\0';
+	return (long)n;
 }
 
 long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <time.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -69,6 +70,40 @@ int process__comm(pid_t pid, char *buf, size_t len);
  * boot-time clock). Returns 0, or -errno when it cannot be read.
  */
 int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime);
+/*
+ * The most read from an input file (compare's files, a line of cpi's
+ * input): a file of pmbpf's output is far smaller; /dev/zero is not.
+ */
+#define INPUT_MAX_BYTES (64UL << 20)
+/*
+ * Read all of path (a regular file, a FIFO, a device) into *buf (malloc'd,
+ * NUL-terminated), at most max bytes. Returns 0, -EFBIG when it holds more,
+ * or -errno.
+ */
+int file__read_all(const char *path, size_t max, char **buf, size_t *len);
+/*
+ * getline() with a bound: the next line of f into *line (realloc'd, *cap),
+ * with its newline. Returns its length, 0 at the end of f, -EFBIG when it is
+ * longer than max bytes, or -errno.
+ */
+long file__getline(FILE *f, char **line, size_t *cap, size_t max);
+
+/*
+ * Text for a terminal: the character of n (*n) bytes at p is kept, or
+ * (false) replaced by U+FFFD: control characters (C0, DEL, C1) and invalid
+ * UTF-8 (n is then 1), except newline and tab with keep_lines. Every text
+ * pmbpf prints from outside (command names, cgroup paths, file contents,
+ * arguments echoed in errors) goes through this rule.
+ */
+bool text__char(const char *p, bool keep_lines, int *n);
+/* s by text__char()'s rule into buf (len bytes, at least 1; cut to fit). */
+const char *text__printable(char *buf, size_t len, const char *s, bool keep_lines);
+/* s by text__char()'s rule, to f. */
+void text__fputs(const char *s, bool keep_lines, FILE *f);
+/* The size of buf that text__printable() needs for all of s. */
+#define TEXT_PRINTABLE_SIZE(n) (3 * (n) + 1)
+#define TEXT_REPLACEMENT       "\xef\xbf\xbd" /* U+FFFD */
+
 /*
  * arr (nr of *cap elements of size bytes) with room for one more: realloc'd
  * to twice the size (64 at first) when full, or NULL (arr untouched).

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Durations, bounded integers, CPU lists and a task's /proc stat. */
+/*
+ * Durations, bounded integers, CPU lists, a task's /proc stat, text for a
+ * terminal and bounded reads of input files.
+ */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -250,11 +253,88 @@ static void test_task_stat(void)
 		CHECK_EQ_INT(task__stat(1, tid, &state, &start), -ENOENT);
 }
 
+static void check_printable(const char *s, bool keep_lines, const char *want, int line)
+{
+	char buf[64];
+
+	text__printable(buf, sizeof(buf), s, keep_lines);
+	check_record(!strcmp(buf, want), __FILE__, line, "text__printable(\"%s\"): \"%s\", want \"%s\"",
+		     s, buf, want);
+}
+
+#define R TEXT_REPLACEMENT
+#define PRINTABLE(s, keep, want) check_printable(s, keep, want, __LINE__)
+
+static void test_printable(void)
+{
+	char small[8];
+
+	PRINTABLE("plain", false, "plain");
+	PRINTABLE("\x1b]0;pwned\x07", false, R "]0;pwned" R);
+	PRINTABLE("a\nb\tc\r", true, "a\nb\tc" R);
+	PRINTABLE("a\nb\tc", false, "a" R "b" R "c");
+	PRINTABLE("del\x7f", false, "del" R);
+	/* C1 as UTF-8 (U+009B, CSI), a lone C1 byte, a cut character, then a valid one */
+	PRINTABLE("\xc2\x9b" "2J", false, R "2J");
+	PRINTABLE("\x9b" "2J", false, R "2J");
+	PRINTABLE("\xe2\x82", false, R R);
+	PRINTABLE("\xc2\xa0\xe2\x82\xac", false, "\xc2\xa0\xe2\x82\xac");
+	/* cut to fit, never in the middle of a character */
+	text__printable(small, sizeof(small), "ab\x1b\x1b", false);
+	CHECK(!strcmp(small, "ab" R));
+}
+
+static void test_getline(void)
+{
+	char data[] = "one\ntwo longer line\n\nlast";
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fmemopen(data, strlen(data), "r");
+
+	CHECK(f);
+	if (!f)
+		return;
+	CHECK(file__getline(f, &line, &cap, 100) == 4 && !strcmp(line, "one\n"));
+	CHECK(file__getline(f, &line, &cap, 10) == -EFBIG);
+	rewind(f);
+	CHECK(file__getline(f, &line, &cap, 4) == 4);
+	CHECK(file__getline(f, &line, &cap, 100) == 16);
+	CHECK(file__getline(f, &line, &cap, 100) == 1 && !strcmp(line, "\n"));
+	CHECK(file__getline(f, &line, &cap, 100) == 4 && !strcmp(line, "last"));
+	CHECK(file__getline(f, &line, &cap, 100) == 0);
+	fclose(f);
+	free(line);
+}
+
+static void test_read_all(void)
+{
+	char path[] = "/tmp/pmbpf-test-util-XXXXXX", *buf = NULL;
+	size_t len = 0;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK(write(fd, "0123456789", 10) == 10);
+	close(fd);
+	CHECK(file__read_all(path, 10, &buf, &len) == 0 && len == 10 && !strcmp(buf, "0123456789"));
+	free(buf);
+	CHECK(file__read_all(path, 9, &buf, &len) == -EFBIG);
+	/* not regular: read up to the limit, then refused */
+	CHECK(file__read_all("/dev/zero", 100000, &buf, &len) == -EFBIG);
+	CHECK(file__read_all("/", 100, &buf, &len) == -EISDIR);
+	CHECK(file__read_all("/nonexistent/x", 100, &buf, &len) == -ENOENT);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_duration();
 	test_uint();
 	test_cpulist();
 	test_task_stat();
+	test_printable();
+	test_getline();
+	test_read_all();
 	return check_summary();
 }
