@@ -488,3 +488,35 @@ def test_thread_fold_follows_the_switch_rate_and_loses_nothing(recorder):
     # switch-in the kernel did not report (spans_unmatched). What the fold
     # would lose is a whole interval's counts: hundreds of faults.
     assert kernel - 4 <= total <= kernel + 200, (total, kernel, folds, unmatched)
+
+
+def test_runq_max_is_each_intervals_own(recorder):
+    """The run-queue maximum is reset at each read: in every interval it lies
+    in the highest slot of that interval's own histogram (slot k holds waits
+    of [2^k, 2^(k+1)) us, slot 0 below 2 us). A sleeper at nice 19 shares
+    one CPU with a nice -20 hog for its first 300 ms (waits of milliseconds),
+    then naps 1 ms at a time alone there; a maximum carried over from the hog
+    would stand above the later intervals' histograms."""
+    cpu = max(os.sched_getaffinity(0))
+    rec = recorder("-e", "task-clock", "-i", "0.2")
+    sleeper = subprocess.Popen(["taskset", "-c", str(cpu), "nice", "-n", "19", WORK, "sleep",
+                                "1500", "1000"], stdout=subprocess.PIPE, text=True)
+    hog = subprocess.Popen(["taskset", "-c", str(cpu), "nice", "-n", "-20", WORK, "burn", "300"],
+                           stdout=subprocess.PIPE, text=True)
+    hog.communicate(timeout=60)
+    (truth,), _ = final_figures(sleeper)
+    rec.wait_intervals(1)
+    rec.stop()
+    rows = [r for r in rec.rows(truth["pid"]) if r["runq"]["count"]]
+    assert len(rows) >= 4, rows
+    tops = []
+    for r in rows:
+        q = r["runq"]
+        hist = q["hist_log2_us"]
+        top = max(i for i, c in enumerate(hist) if c)
+        lo = (1 << top) * 1000 if top else 0
+        assert lo <= q["max_ns"] < (2 << top) * 1000, (q, top)
+        tops.append(top)
+    # not vacuous: the waits behind the hog were longer than some later interval's
+    if not any(t < max(tops[:2]) for t in tops[2:]):
+        pytest.skip(f"the host kept the sleeper's waits long after the hog: slots {tops}")

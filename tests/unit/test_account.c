@@ -723,6 +723,28 @@ static void test_vanished(void)
 	teardown();
 }
 
+/* Adding figures (stat's intervals, a cgroup's processes) sums counts, keeps the larger maximum. */
+static void test_figures_add_runq_max(void)
+{
+	struct figures sum = {}, a = {}, b = {};
+
+	a.n[PMBPF_N_RUNQ_COUNT] = 2;
+	a.runq_max_ns = 5000;
+	a.runq_hist[2] = 2;
+	b.n[PMBPF_N_RUNQ_COUNT] = 3;
+	b.runq_max_ns = 3000;
+	b.runq_hist[1] = 3;
+	figures__add(&sum, &a);
+	figures__add(&sum, &b);
+	CHECK_EQ_U64(sum.runq_max_ns, 5000);
+	CHECK_EQ_U64(sum.n[PMBPF_N_RUNQ_COUNT], 5);
+	CHECK_EQ_U64(sum.runq_hist[1] + sum.runq_hist[2], 5);
+	memset(&sum, 0, sizeof(sum));
+	figures__add(&sum, &b);
+	figures__add(&sum, &a);
+	CHECK_EQ_U64(sum.runq_max_ns, 5000);
+}
+
 /* Run-queue maxima count in the read generation they were seen in; comm is the newest. */
 static void test_runq_max_and_comm(void)
 {
@@ -746,6 +768,17 @@ static void test_runq_max_and_comm(void)
 	do_read();
 	row = row_of(110, 11, 20);
 	CHECK(row && row->f.runq_max_ns == 7);
+	/* two CPUs in one generation: the larger of the two, not their sum nor the last */
+	k_credit(110, 20, 11, 0, 50);
+	k_credit(110, 20, 11, 1, 30);
+	do_read();
+	row = row_of(110, 11, 20);
+	CHECK(row && row->f.runq_max_ns == 50);
+	k_credit(110, 20, 11, 0, 30);
+	k_credit(110, 20, 11, 1, 50);
+	do_read();
+	row = row_of(110, 11, 20);
+	CHECK(row && row->f.runq_max_ns == 50);
 	/* an exit record carries the maximum of its own read generation */
 	k_credit(110, 20, 11, 0, 2);
 	k_exit(110, 20);
@@ -1205,6 +1238,7 @@ int main(void)
 	test_lost_exit_record();
 	test_vanished();
 	test_runq_max_and_comm();
+	test_figures_add_runq_max();
 	test_cgroups_and_idle();
 	test_paths_outlive_rescan();
 	test_snapshot_strings();
