@@ -249,6 +249,39 @@ def test_bad_option():
 
 
 @needs_tmux
+def test_small_terminal_header_and_columns(pane):
+    """Issue 34: at 80x24 the header took 9 of 24 lines, and the column sorted
+    by was dropped while cpu-migrations/s stayed."""
+    t = pane("-e page-faults,cpu-migrations")
+    for _ in range(30):
+        if "Sort: cpu-migrations/s" in status(t.screen()):
+            break
+        t.keys(">")
+        time.sleep(0.15)
+    t.wait(lambda s: "Sort: cpu-migrations/s" in status(s), what="sort by cpu-migrations/s")
+    t.resize(80, 24)
+    t.wait(lambda s: len(s) <= 24 and s[-1].startswith("?Help") and table(s)[0], what="80x24")
+    time.sleep(0.6)
+    s = t.screen()
+    head = well_formed(s, 80, 24)
+    # the sort column stays, whatever else goes
+    assert "cpu-migrations/s" in head, show(s)
+    # the header, column titles included, in 5 lines; each event's state in one
+    assert next(i for i, l in enumerate(s) if re.match(r"\s*PID ", l)) <= 4, show(s)
+    assert re.search(r"counting: page-faults, cpu-migrations$", s[1]), show(s)
+    assert "Sort: cpu-migrations/s" in s[3], show(s)
+    # by CPU%: the columns kept are the most useful ones
+    t.keys("P")
+    t.wait(lambda s: "Sort: CPU%" in status(s), what="sort by CPU%")
+    time.sleep(0.6)
+    s = t.screen()
+    head = well_formed(s, 80, 24)
+    assert "cpu-migrations/s" not in head, show(s)
+    assert {"PID", "CPU%", "page-faults/s", "CSW/s", "RUNQ-p99", "COMMAND", "CGROUP"} <= \
+        set(head), show(s)
+
+
+@needs_tmux
 def test_hot_column(pane):
     """--hot: a HOT column naming the spinner's function, the first to go when narrow."""
     spin = spawn(os.path.join(BUILD, "workloads", "profload"), "spin", 30)

@@ -433,9 +433,49 @@ static const char *interval_str(char *buf, size_t len, __u64 ns)
 	return buf;
 }
 
+/*
+ * The events in one line, for a small terminal: grouped by state, the
+ * state first ("No PMU; counting: task-clock, page-faults; not-supported:
+ * cycles"), multiplexed events with their coverage.
+ */
+static const char *events_brief(const struct top *t, char *line, size_t len)
+{
+	static const enum event_state states[] = { EVENT_COUNTING, EVENT_NOT_SUPPORTED,
+						   EVENT_PERMISSION_DENIED, EVENT_INVALID,
+						   EVENT_ERROR };
+	const struct snapshot *snap = t->have_snap ? &t->snap : NULL;
+	size_t off, k;
+	int i, n;
+
+	off = snprintf(line, len, "%s", t->no_pmu ? "No PMU;" : "Events");
+	for (k = 0; k < sizeof(states) / sizeof(states[0]) && off < len; k++) {
+		for (i = 0, n = 0; i < t->nr_events && off < len; i++) {
+			const struct event_info *e = &t->events[i];
+			double cov = snap ? reading__coverage(&snap->system[i]) : 1.0;
+
+			if (e->state != states[k])
+				continue;
+			if (!n++)
+				off += snprintf(line + off, len - off, "%s %s:", off > 8 ? ";" : "",
+						event_state__str(states[k]));
+			if (off < len)
+				off += snprintf(line + off, len - off, "%s %s", n > 1 ? "," : "",
+						e->spec.name);
+			if (e->state == EVENT_COUNTING && cov < 0.995 && off < len)
+				off += snprintf(line + off, len - off, " (multiplexed %.0f%%)",
+						cov * 100);
+		}
+	}
+	if (!t->nr_events && off < len)
+		snprintf(line + off, len - off, ": none");
+	return line;
+}
+
 static int draw_header(struct top *t)
 {
 	const struct snapshot *snap = t->have_snap ? &t->snap : NULL;
+	/* on a small terminal (80x24) the header keeps to 4 lines, the rows get the rest */
+	bool compact = LINES < 40;
 	char line[2048], part[512], tbuf[16], ibuf[32];
 	double busy = 0;
 	size_t off, r;
@@ -446,12 +486,7 @@ static int draw_header(struct top *t)
 	localtime_r(&now, &tm);
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
 	cpus = snap && snap->nr_cpus ? snap->nr_cpus : t->online_cpus;
-	off = snprintf(line, sizeof(line), "pmbpf top  %s%s  %s  %s %s  %d CPUs  every %s", tbuf,
-		       t->paused ? "  [PAUSED]" : "", t->uts.nodename, t->uts.sysname,
-		       t->uts.release, cpus, interval_str(ibuf, sizeof(ibuf), t->interval_ns));
-	if (snap && fabs((double)snap->interval_ns - t->interval_ns) > 0.2 * t->interval_ns)
-		off += snprintf(line + off, sizeof(line) - off, " (last %.2fs)",
-				snap->interval_ns / 1e9);
+	off = snprintf(line, sizeof(line), "pmbpf top  %s%s", tbuf, t->paused ? "  [PAUSED]" : "");
 	if (snap) {
 		for (r = 0; r < snap->nr_rows; r++)
 			if (snap->rows[r].pid || snap->rows[r].overflow)
@@ -460,12 +495,25 @@ static int draw_header(struct top *t)
 		off += snprintf(line + off, sizeof(line) - off, "  busy %.0f%%/%d%%", busy,
 				cpus * 100);
 	}
+	off += snprintf(line + off, sizeof(line) - off, "  every %s",
+			interval_str(ibuf, sizeof(ibuf), t->interval_ns));
+	if (snap && fabs((double)snap->interval_ns - t->interval_ns) > 0.2 * t->interval_ns)
+		off += snprintf(line + off, sizeof(line) - off, " (last %.2fs)",
+				snap->interval_ns / 1e9);
 	if (t->so.pid)
 		off += snprintf(line + off, sizeof(line) - off, "  only PID %d", t->so.pid);
 	if (t->so.cgroup)
 		off += snprintf(line + off, sizeof(line) - off, "  only %.256s", t->so.cgroup);
-	y += put_wrapped(y, 2, A_BOLD, line);
+	/* what a narrow terminal cuts first */
+	snprintf(line + off, sizeof(line) - off, "  %d CPUs  %s  %s %s", cpus, t->uts.nodename,
+		 t->uts.sysname, t->uts.release);
+	y += put_wrapped(y, compact ? 1 : 2, A_BOLD, line);
 
+	if (compact) {
+		y += put_wrapped(y, 1, t->no_pmu ? a_warn : A_NORMAL,
+				 events_brief(t, line, sizeof(line)));
+		goto stats;
+	}
 	off = snprintf(line, sizeof(line), "Events:");
 	for (i = 0; i < t->nr_events; i++) {
 		const struct event_info *e = &t->events[i];
@@ -505,6 +553,7 @@ static int draw_header(struct top *t)
 		y += put_wrapped(y, 3, a_warn, line);
 	}
 
+stats:
 	if (snap) {
 		off = snprintf(line, sizeof(line), "%zu processes, ", snap->nr_rows);
 		if (snap->threads_on)
@@ -518,11 +567,12 @@ static int draw_header(struct top *t)
 			snprintf(line + off, sizeof(line) - off, ", BPF %.2f%% CPU", t->prog_pct);
 		else
 			snprintf(line + off, sizeof(line) - off,
-				 ", BPF time: sysctl kernel.bpf_stats_enabled=1");
+				 compact ? ", BPF time: bpf_stats off" :
+					   ", BPF time: sysctl kernel.bpf_stats_enabled=1");
 	} else {
 		snprintf(line, sizeof(line), "collecting the first interval...");
 	}
-	y += put_wrapped(y, 2, A_NORMAL, line);
+	y += put_wrapped(y, compact ? 1 : 2, A_NORMAL, line);
 
 	{
 		const struct top_col *sc =
@@ -530,7 +580,9 @@ static int draw_header(struct top *t)
 		const struct top_sort *s = &t->v.sort[t->v.by_cgroup];
 		bool natural_low = sc && (sc->text || sc->kind == TOP_PID || sc->kind == TOP_TID);
 
-		off = snprintf(line, sizeof(line), "[%s]  Sort: %s %s  Filter: %s  Container: %s",
+		off = snprintf(line, sizeof(line),
+			       compact ? "[%s] Sort: %s %s Filter: %s Container: %s" :
+					 "[%s]  Sort: %s %s  Filter: %s  Container: %s",
 			       t->v.by_cgroup ? "cgroups" :
 			       t->v.threads   ? "threads" :
 						"processes",
@@ -538,13 +590,14 @@ static int draw_header(struct top *t)
 			       natural_low != s->reverse ? "(low first)" : "(high first)",
 			       t->v.comm_filter[0] ? t->v.comm_filter : "-",
 			       t->v.cg_filter[0] ? t->v.cg_filter : "-");
-		if (t->v.scope[0])
-			off += snprintf(line + off, sizeof(line) - off, "  In: %s", t->v.scope);
 		if (t->have_snap)
-			snprintf(line + off, sizeof(line) - off, "  Shown: %zu of %zu",
-				 t->v.nr_items, t->v.nr_candidates);
+			off += snprintf(line + off, sizeof(line) - off, "%sShown: %zu of %zu",
+					compact ? " " : "  ", t->v.nr_items, t->v.nr_candidates);
+		if (t->v.scope[0])
+			snprintf(line + off, sizeof(line) - off, "%sIn: %s", compact ? " " : "  ",
+				 t->v.scope);
 		sanitize(line);
-		y += put_wrapped(y, 2, a_label, line);
+		y += put_wrapped(y, compact ? 1 : 2, a_label, line);
 	}
 	return y;
 }

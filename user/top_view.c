@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include "catalog.h"
 #include "container.h"
 #include "cpi_live.h"
@@ -58,12 +59,20 @@ struct columns {
 	const struct snapshot *snap;
 };
 
+/* An event whose rate another column shows already: CPU% (clocks), CSW/s (switches). */
+static bool event_shown_otherwise(const struct event_spec *spec)
+{
+	return (spec->kind & EVENT_TIME) ||
+	       (spec->type == PERF_TYPE_SOFTWARE && spec->config == PERF_COUNT_SW_CONTEXT_SWITCHES);
+}
+
 /*
  * A column per OUT_TOP figure, ranked by its top_prio. Columns that can
  * only show '-' (events this host cannot count) are the first to go on a
- * narrow terminal; among event rates, raw miss counts (whose MPKI says
- * more) and then cycles and instructions (whose IPC does) go before the
- * others.
+ * narrow terminal; event rates go in the order the events were given,
+ * after RUNQ-p99 and CSW/s; raw miss counts (whose MPKI says more), cycles
+ * and instructions (whose IPC does), clocks (CPU%) and context switches
+ * (CSW/s) before the others.
  */
 static void figure_column(const struct figure *fd, int i, void *arg)
 {
@@ -74,11 +83,18 @@ static void figure_column(const struct figure *fd, int i, void *arg)
 
 	if (cs->v->nr_cols == TOP_MAX_COLS)
 		return;
-	if (fd->src == SRC_EVENT && (cs->snap->events[i].spec.kind & EVENT_MISS))
-		prio = 35;
-	else if (fd->src == SRC_EVENT &&
-		 (cs->snap->events[i].spec.kind & (EVENT_CYCLES | EVENT_INSTRUCTIONS)))
-		prio = 60;
+	if (fd->src == SRC_EVENT) {
+		const struct event_spec *spec = &cs->snap->events[i].spec;
+
+		if (spec->kind & EVENT_MISS)
+			prio = 35;
+		else if (spec->kind & (EVENT_CYCLES | EVENT_INSTRUCTIONS))
+			prio = 40;
+		else if (event_shown_otherwise(spec))
+			prio = 30;
+		else
+			prio -= i;
+	}
 	if (!figure__counting(fd, cs->snap, i))
 		prio /= 10;
 	figure__name(fd, fd->top_title ? fd->top_title : fd->title, cs->snap, i, title,
@@ -446,7 +462,7 @@ void top_view__sort(struct top_view *v)
 
 int top_view__layout(const struct top_view *v, int width, bool *shown)
 {
-	int i, total = -1, flex = -1;
+	int i, total = -1, flex = -1, sort = v->nr_cols ? top_view__sort_col(v) : -1;
 
 	for (i = 0; i < v->nr_cols; i++) {
 		shown[i] = true;
@@ -457,13 +473,16 @@ int top_view__layout(const struct top_view *v, int width, bool *shown)
 	while (total > width) {
 		int drop = -1, left = 0;
 
+		/* the sort column stays; of equals, the later (less important) goes first */
 		for (i = 0; i < v->nr_cols; i++) {
 			if (!shown[i])
 				continue;
 			left++;
-			if (drop < 0 || v->cols[i].prio < v->cols[drop].prio)
+			if (i != sort && (drop < 0 || v->cols[i].prio <= v->cols[drop].prio))
 				drop = i;
 		}
+		if (drop < 0)
+			break;
 		if (left <= 1)
 			break;
 		shown[drop] = false;

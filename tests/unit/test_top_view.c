@@ -310,6 +310,29 @@ static void test_layout(void)
 	CHECK(total <= 60);
 	top_view__layout(&v, 20, shown);
 	CHECK(shown[col(&v, "PID")]);
+
+	/*
+	 * issue 34: at 80 columns the most useful stay: run-queue latency and
+	 * switches before event rates, event rates in the order given, and
+	 * task-clock/s (what CPU% shows) first to go of those that count
+	 */
+	top_view__layout(&v, 80, shown);
+	CHECK(shown[col(&v, "RUNQ-p99")] && shown[col(&v, "CSW/s")] &&
+	      shown[col(&v, "page-faults/s")] && shown[col(&v, "CGROUP")]);
+	CHECK(!shown[col(&v, "task-clock/s")] && !shown[col(&v, "USER")]);
+	/* and the column sorted by is never dropped, even one that shows only '-' */
+	top_view__set_sort(&v, col(&v, "task-clock/s"));
+	top_view__layout(&v, 80, shown);
+	CHECK(shown[col(&v, "task-clock/s")] && shown[col(&v, "CPU%")]);
+	top_view__set_sort(&v, col(&v, "LLC-MPKI"));
+	flex = top_view__layout(&v, 40, shown);
+	CHECK(shown[col(&v, "LLC-MPKI")]);
+	for (i = 0, total = -1; i < v.nr_cols; i++)
+		if (shown[i])
+			total += (v.cols[i].flex ? flex : v.cols[i].width) + 1;
+	CHECK(total <= 40);
+	top_view__layout(&v, 5, shown);
+	CHECK(shown[col(&v, "LLC-MPKI")]);
 	top_view__free(&v);
 }
 
@@ -382,7 +405,10 @@ static void test_cpi(void)
 	/* a short buffer: cut, not overrun */
 	CHECK(top_view__cpi_line(&v, &snap, &v.items[0], line, 12));
 	CHECK_STR(line, "10 alpha ou");
-	/* a narrow terminal drops it before the CPU-time columns */
+	/* a narrow terminal drops it before the CPU-time columns, unless sorted by it */
+	top_view__layout(&v, 70, shown);
+	CHECK(shown[c]);
+	top_view__sort_cpu(&v);
 	top_view__layout(&v, 70, shown);
 	CHECK(!shown[c]);
 	CHECK(shown[col(&v, "CPU%")]);
