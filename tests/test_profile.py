@@ -367,6 +367,91 @@ def test_process_that_exited_and_whose_binary_is_gone_keeps_its_names(profiler, 
     assert share(stacks, "prof_hot") >= 0.8, stacks
 
 
+def stale_run_cgroups(pid):
+    """The cgroups a pmbpf of this pid made for its command (cmdrun.c)."""
+    mount = cgroup2_mount()
+    return [d for d in os.listdir(mount) if d.startswith(f"pmbpf-stat-{pid}-")] if mount else []
+
+
+@needs_root
+def test_command_and_its_children(tmp_path):
+    """-- COMMAND: a shell and the two children it starts are profiled, and
+    nothing else: F x CPU seconds samples under each child's known function
+    (15%), the 1:3 split of one child (5 points), no sample of a process
+    burning CPU outside the command at the same time. pmbpf ends when the
+    command does (no signal sent), with its exit code, and leaves no cgroup."""
+    if not cgroup2_mount():
+        pytest.skip("no cgroup v2 hierarchy is mounted")
+    freq = 999
+    outsider = tmp_path / "outsider"
+    shutil.copy(PROFLOAD, outsider)
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.dirname(PROFLIB))
+    other = subprocess.Popen([outsider, "hot", "30"], stdout=subprocess.DEVNULL, env=env)
+    out = tmp_path / "out"
+    try:
+        script = (f"{PROFLOAD} hot 0.6 & {PROFLOAD} split 6000 100000 300000; "
+                  "wait; exit 3")
+        p = subprocess.Popen([PMBPF, "profile", "-e", "cpu-clock", "-F", str(freq), "-o",
+                              str(out), "--", "sh", "-c", script],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout, stderr = p.communicate(timeout=120)
+    finally:
+        other.kill()
+        other.wait()
+    assert p.returncode == 3, stderr
+    assert "and its children, until it exits" in stderr, stderr
+    assert not stale_run_cgroups(p.pid), stale_run_cgroups(p.pid)
+    reports = {r["what"]: r for r in map(json.loads, stdout.splitlines())}
+    stacks = folded(out.read_text())
+    samples, lost = SUMMARY.search(stderr).groups()
+    assert int(lost) == 0 and sum(stacks.values()) == int(samples), stderr
+    # the child between its fork and its exec is still pmbpf
+    assert {s.split(";")[0] for s in stacks} <= {"profload", "sh", "pmbpf"}, stacks
+    hot = sum(c for s, c in stacks.items() if ";main;prof_hot" in s)
+    want = expected_samples(freq, reports["hot"]["cpu_s"])
+    assert abs(hot - want) <= 0.15 * want, (hot, want, stderr)
+    in_a = sum(c for s, c in stacks.items() if ";prof_a;prof_work" in s)
+    in_b = sum(c for s, c in stacks.items() if ";prof_b;prof_work" in s)
+    want = expected_samples(freq, reports["split"]["cpu_s"])
+    assert abs(in_a + in_b - want) <= 0.15 * want, (in_a + in_b, want, stderr)
+    assert abs(in_a / (in_a + in_b) - 0.25) <= 0.05, (in_a, in_b)
+
+
+@needs_root
+def test_command_signal_is_passed_on_and_its_exit_code_returned(tmp_path):
+    """SIGINT goes to the command, which dies of it: pmbpf writes what it
+    has and exits 130, as a shell would; --off-cpu counts its sleep."""
+    out = tmp_path / "out"
+    p = subprocess.Popen([PMBPF, "profile", "--off-cpu", "-o", str(out), "--", PROFLOAD,
+                          "sleep", "100", "100"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    started = time.monotonic()  # the command starts after this line
+    assert line.startswith("pmbpf: profiling off-CPU time, command '"), line
+    time.sleep(1.5)
+    signalled = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    p.wait(30)
+    stderr = line + p.stderr.read()
+    assert p.returncode == 130, stderr
+    assert time.monotonic() - signalled < 10, stderr
+    stacks = of_comm(folded(out.read_text()), "profload")
+    slept_us = sum(c for s, c in stacks.items() if ";main;prof_sleeper;" in s)
+    # it sleeps from its start to the signal, less its start-up
+    ran_us = (signalled - started) * 1e6
+    assert 0.7 * ran_us <= slept_us <= ran_us + 50000, (slept_us, ran_us, stderr)
+    assert not stale_run_cgroups(p.pid)
+
+
+@needs_root
+def test_command_that_cannot_run(tmp_path):
+    p = subprocess.run([PMBPF, "profile", "-o", str(tmp_path / "out"), "--",
+                        "/no/such/command"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 127, p.stderr
+    assert "pmbpf: cannot run /no/such/command: No such file or directory" in p.stderr
+    assert (tmp_path / "out").read_text() == ""
+
+
 def check_error(p, pattern, code):
     assert p.returncode == code, p
     first = p.stderr.splitlines()[0]
@@ -387,7 +472,8 @@ def check_error(p, pattern, code):
     (["-p", "2147483647"], "no process with PID 2147483647", 1),
     (["-G", "/no/such/cgroup"], "cgroup /no/such/cgroup", 2),
     (["-o", "/no/such/dir/out"], "cannot write /no/such/dir/out", 1),
-    (["extra"], "unexpected argument 'extra'", 2),
+    (["-d", "1", "--", "true"], "it takes no -p, -G or -d", 2),
+    (["-p", "1", "true"], "it takes no -p, -G or -d", 2),
 ])
 def test_bad_input(args, pattern, code):
     check_error(subprocess.run([PMBPF, "profile"] + args, capture_output=True, text=True,

@@ -2,7 +2,9 @@
 /*
  * pmbpf profile: stacks of a sampling event (on-CPU) or of off-CPU time,
  * aggregated in the kernel, symbolized at the end, written as folded stacks
- * or an SVG flame graph.
+ * or an SVG flame graph. Of every process, of one (-p), of a cgroup (-G), or
+ * of a command and its children (-- COMMAND: run in a cgroup of its own, as
+ * pmbpf stat runs it, until it exits).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include "profile.skel.h"
 #include "bpfload.h"
 #include "cgroup.h"
+#include "cmdrun.h"
 #include "commands.h"
 #include "events.h"
 #include "options.h"
@@ -74,10 +77,16 @@ static const struct cmdopt options[] = {
 const struct cmdopts profile_cmdopts = {
 	.cmd = "profile",
 	.head = "Usage: pmbpf profile [OPTIONS]\n"
+		"       pmbpf profile [OPTIONS] -- COMMAND [ARGS...]\n"
 		"Sample stacks on a perf event (or measure off-CPU time by stack) and write\n"
-		"folded stacks or an SVG flame graph.\n",
+		"folded stacks or an SVG flame graph: of every process, or of COMMAND and\n"
+		"all its children until it exits.\n",
 	.opts = options,
-	.tail = "Kernel frames end in _[k]. Event names: pmbpf list.\n",
+	.tail = "Kernel frames end in _[k]. Event names: pmbpf list.\n"
+		"With COMMAND: the exit code is the command's (128 + signal if it was\n"
+		"killed), or 1 if pmbpf failed; SIGINT or SIGTERM is passed on to the\n"
+		"command, a second one kills it. The command's output is its own: give\n"
+		"-o FILE to keep the profile apart from what it writes to stdout.\n",
 };
 
 struct profile_opts {
@@ -87,6 +96,7 @@ struct profile_opts {
 	unsigned long long period;
 	__u64 duration_ns;
 	pid_t pid;
+	char **argv; /* -- COMMAND: run it and profile it and its children */
 	const char *cgroup;
 	char cgroup_path[4096];
 	const char *output;
@@ -285,8 +295,10 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		pr_err("unexpected argument '%s'; try 'pmbpf profile --help'\n", argv[optind]);
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (o->argv && (o->pid || o->cgroup || o->duration_ns)) {
+		pr_err("a COMMAND is profiled until it exits, with its children: it takes no -p, -G or -d\n");
 		return -EINVAL;
 	}
 	if (o->freq && o->period) {
@@ -916,18 +928,34 @@ out:
 	return err;
 }
 
+/* What is profiled, in words: "process 42", "command 'make -j2' and its children". */
+static void scope_str(const struct profile_opts *o, char *buf, size_t len)
+{
+	size_t n;
+	int i;
+
+	if (o->argv) {
+		n = (size_t)snprintf(buf, len, "command '");
+		for (i = 0; o->argv[i] && n < len; i++)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", o->argv[i]);
+		if (n < len)
+			snprintf(buf + n, len - n, "' and its children");
+	} else if (o->pid) {
+		snprintf(buf, len, "process %d", o->pid);
+	} else if (o->cgroup) {
+		snprintf(buf, len, "cgroup %s", o->cgroup);
+	} else {
+		snprintf(buf, len, "all processes");
+	}
+}
+
 static void title_make(struct profile *p, __u64 elapsed_ns, char *title, size_t tlen, char *sub,
 		       size_t slen)
 {
 	struct profile_opts *o = p->o;
 	char scope[4200], rate[64];
 
-	if (o->pid)
-		snprintf(scope, sizeof(scope), "process %d", o->pid);
-	else if (o->cgroup)
-		snprintf(scope, sizeof(scope), "cgroup %s", o->cgroup);
-	else
-		snprintf(scope, sizeof(scope), "all processes");
+	scope_str(o, scope, sizeof(scope));
 	if (o->offcpu) {
 		snprintf(title, tlen, "%s", o->title ? o->title : "Off-CPU Time Flame Graph");
 		snprintf(sub, slen, "off-CPU time in microseconds, %s, %.1f s", scope,
@@ -1015,6 +1043,26 @@ static int profile_run(struct profile *p)
 	return err;
 }
 
+/*
+ * -- COMMAND: until the command has ended, reading the ring buffers as they
+ * fill (signals are passed on to the command, which decides when to end).
+ */
+static int profile_run_command(struct profile *p, struct cmdrun *r)
+{
+	int fd = ring_buffer__epoll_fd(p->rb), err;
+
+	while (!r->done) {
+		cmdrun__wait(r, fd, recheck_due(p, POLL_MS));
+		err = ring_buffer__consume(p->rb);
+		if (err < 0 && err != -EINTR) {
+			pr_err("cannot read the ring buffer: %s\n", strerror(-err));
+			cmdrun__kill(r);
+			return err;
+		}
+	}
+	return 0;
+}
+
 /* One line on stderr once everything is attached: profiling has begun. */
 static void announce(const struct profile_opts *o)
 {
@@ -1027,13 +1075,10 @@ static void announce(const struct profile_opts *o)
 	else
 		snprintf(what, sizeof(what), "%s at %llu Hz", o->event.name,
 			 o->freq ? o->freq : DEFAULT_FREQ);
-	if (o->pid)
-		snprintf(scope, sizeof(scope), "process %d", o->pid);
-	else if (o->cgroup)
-		snprintf(scope, sizeof(scope), "cgroup %s", o->cgroup);
-	else
-		snprintf(scope, sizeof(scope), "all processes");
-	if (o->duration_ns)
+	scope_str(o, scope, sizeof(scope));
+	if (o->argv)
+		snprintf(until, sizeof(until), "until it exits");
+	else if (o->duration_ns)
 		snprintf(until, sizeof(until), "for %.3g s", o->duration_ns / 1e9);
 	else
 		snprintf(until, sizeof(until), "until SIGINT");
@@ -1044,12 +1089,13 @@ int cmd_profile(int argc, char **argv)
 {
 	struct profile_opts o = {};
 	struct profile p = { .o = &o, .cgroup_fd = -1 };
+	struct cmdrun run = { .pidfd = -1 };
 	struct folded *lines = NULL;
 	size_t nr_lines = 0, i;
 	bool *online = NULL;
 	FILE *out = stdout;
 	__u64 start, elapsed;
-	int err;
+	int err, code = 0;
 
 	if (parse_args(argc, argv, &o))
 		return 2;
@@ -1062,12 +1108,19 @@ int cmd_profile(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (privileges__check() || signals__setup()) {
+	if (privileges__check() || (o.argv ? cmdrun__signals_setup() : signals__setup())) {
 		err = -EPERM;
 		goto cleanup;
 	}
 	if (out != stdout)
 		signals__watch_output(fileno(out));
+	/* -- COMMAND: the command's cgroup is made first, for the filter */
+	if (o.argv) {
+		err = cmdrun__create_cgroup(o.cgroup_path, sizeof(o.cgroup_path));
+		if (err)
+			goto cleanup;
+		o.cgroup = o.cgroup_path;
+	}
 	libbpf__set_verbose(o.verbose);
 	raise_fd_limit();
 	p.nr_cpus = libbpf_num_possible_cpus();
@@ -1092,7 +1145,13 @@ int cmd_profile(int argc, char **argv)
 
 	announce(&o);
 	start = now_ns(CLOCK_MONOTONIC);
-	err = profile_run(&p);
+	if (o.argv) {
+		err = cmdrun__start(&run, o.cgroup, 1, o.argv) ?: cmdrun__go(&run);
+		err = err ?: profile_run_command(&p, &run);
+		code = run.done ? wait_status__code(run.status) : 0;
+	} else {
+		err = profile_run(&p);
+	}
 	elapsed = now_ns(CLOCK_MONOTONIC) - start;
 	detach_sampling(&p);
 	bpfload__detach(&p.bl);
@@ -1138,11 +1197,15 @@ cleanup:
 	free(lines);
 	free(online);
 	profile_close(&p);
+	if (o.argv && o.cgroup) {
+		cmdrun__finish(&run);
+		cmdrun__remove_cgroup(o.cgroup_path);
+	}
 	if (out != stdout && fclose(out) && !err) {
 		err = -errno;
 		if (err != -EPIPE)
 			pr_err("cannot write %s: %s\n", o.output, strerror(-err));
 	}
 	write_error__exit(err);
-	return err ? 1 : 0;
+	return code ?: (err ? 1 : 0);
 }
