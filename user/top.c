@@ -560,14 +560,15 @@ stats:
 			off += snprintf(line + off, sizeof(line) - off, "%zu threads, ",
 					snap->nr_threads);
 		off += snprintf(line + off, sizeof(line) - off,
-				"%zu cgroup%s  |  pmbpf %.1f%% CPU, poll %.1fms", snap->nr_cgroups,
-				snap->nr_cgroups == 1 ? "" : "s",
+				compact ? "%zu cgroup%s | pmbpf %.1f%% CPU, poll %.1fms" :
+					  "%zu cgroup%s  |  pmbpf %.1f%% CPU, poll %.1fms",
+				snap->nr_cgroups, snap->nr_cgroups == 1 ? "" : "s",
 				isfinite(t->self_pct) ? t->self_pct : 0, snap->poll_ns / 1e6);
 		if (isfinite(t->prog_pct))
 			snprintf(line + off, sizeof(line) - off, ", BPF %.2f%% CPU", t->prog_pct);
 		else
 			snprintf(line + off, sizeof(line) - off,
-				 compact ? ", BPF time: bpf_stats off" :
+				 compact ? ", BPF time n/a" :
 					   ", BPF time: sysctl kernel.bpf_stats_enabled=1");
 	} else {
 		snprintf(line, sizeof(line), "collecting the first interval...");
