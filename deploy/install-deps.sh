@@ -14,7 +14,8 @@ linux-perf python3 python3-pytest python3-yaml libc6-dbg util-linux procps tmux
 libxml2-utils binutils
 prometheus
 systemd man-db groff-base bash
-build-essential debhelper dpkg-dev lintian debootstrap"
+build-essential debhelper dpkg-dev lintian debootstrap
+libclang-rt-14-dev"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps: run as root (sudo ./deploy/install-deps.sh)" >&2

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +151,9 @@ static int number(struct parser *ps, double *v)
 	char buf[64], *e;
 	size_t n = 0;
 
-	while (ps->p + n < ps->end && n < sizeof(buf) - 1 && strchr("+-0123456789.eE", ps->p[n]))
+	/* strchr() finds the terminator too: a NUL byte is no digit */
+	while (ps->p + n < ps->end && n < sizeof(buf) - 1 && ps->p[n] &&
+	       strchr("+-0123456789.eE", ps->p[n]))
 		n++;
 	if (!n)
 		return fail(ps, "unexpected character");
@@ -159,6 +162,9 @@ static int number(struct parser *ps, double *v)
 	*v = strtod(buf, &e);
 	if (e != buf + n || (buf[0] == '-' ? buf[1] : buf[0]) == '.')
 		return fail(ps, "bad number");
+	/* 1e999 would be infinity, which no JSON writer can give back */
+	if (!isfinite(*v))
+		return fail(ps, "number out of range");
 	ps->p += n;
 	return 0;
 }

@@ -331,6 +331,14 @@ static void test_json_reader(void)
 	CHECK_EQ_INT(json__parse("[1,]", 4, &v, err, sizeof(err)), -EINVAL);
 	CHECK_EQ_INT(json__parse("tru", 3, &v, err, sizeof(err)), -EINVAL);
 	CHECK_EQ_INT(json__parse("[.5]", 4, &v, err, sizeof(err)), -EINVAL);
+	/* found by tests/fuzz/fuzz_json.c: a number past double's range was infinity */
+	CHECK_EQ_INT(json__parse("1e999", 5, &v, err, sizeof(err)), -EINVAL);
+	CHECK_SUBSTR(err, "out of range");
+	CHECK_EQ_INT(json__parse("[-1e400]", 8, &v, err, sizeof(err)), -EINVAL);
+	CHECK_SUBSTR(err, "out of range");
+	CHECK_EQ_INT(json__parse("[1e-400]", 8, &v, err, sizeof(err)), 0);
+	json__free(&v);
+	CHECK_EQ_INT(json__parse("1\0", 2, &v, err, sizeof(err)), -EINVAL);
 }
 
 static void test_thresholds(void)
