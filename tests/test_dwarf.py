@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -143,6 +144,62 @@ def test_node_jit_function_is_named_from_its_perf_map(profiler, tmp_path):
     named = sum(c for s, c in stacks.items()
                 if any("pmbpfHotLoop" in f for f in user_part(s).split(";")))
     assert total and named >= 0.5 * total, out
+
+
+@needs_root
+def test_perf_map_read_only_from_its_owner(profiler, tmp_path):
+    """As perf: /tmp/perf-PID.map is read only when the process's user or
+    root owns it and no one else may write it, and never through a link;
+    otherwise one line says why and the JIT code stays unnamed."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node:
+        pytest.skip("node is not installed (Debian: apt-get install nodejs)")
+    script = tmp_path / "hot.js"
+    script.write_text(HOT_JS.replace("10000", "60000"))  # four profiles
+    w = subprocess.Popen([node, "--perf-basic-prof", str(script)], stdout=subprocess.DEVNULL,
+                         cwd=str(tmp_path))
+    path = f"/tmp/perf-{w.pid}.map"
+
+    def named_share(name):
+        p = profiler("-e", "cpu-clock", "-p", w.pid, "--call-graph", "dwarf", "-F", 499,
+                     "-d", 1.5, name=name)
+        stacks = folded(p.stop(sig=None))
+        total = sum(stacks.values())
+        named = sum(c for s, c in stacks.items()
+                    if any("pmbpfHotLoop" in f for f in user_part(s).split(";")))
+        assert total, p.stderr
+        return named / total, p.stderr
+
+    try:
+        for _ in range(100):
+            if os.path.exists(path):
+                break
+            time.sleep(0.05)
+        share, err = named_share("own")
+        assert share >= 0.5 and "not read" not in err, (share, err)
+        os.chmod(path, 0o666)
+        share, err = named_share("writable")
+        assert share == 0, err
+        assert re.search(rf"^pmbpf: (/proc/{w.pid}/root)?{path} not read, writable by others "
+                         rf"\(mode 0666\): JIT code of process {w.pid} stays unnamed$", err,
+                         re.M), err
+        os.chmod(path, 0o644)
+        os.chown(path, 65534, 65534)
+        share, err = named_share("other")
+        assert share == 0, err
+        assert "map not read, owned by uid 65534, neither the process's user (uid 0) nor " \
+            "root: JIT" in err, err
+        os.chown(path, 0, 0)
+        os.rename(path, path + ".real")
+        os.symlink(path + ".real", path)
+        share, err = named_share("link")
+        assert share == 0 and "map not read, a symbolic link: JIT" in err, err
+    finally:
+        w.kill()
+        w.wait()
+        for f in (path, path + ".real"):
+            if os.path.lexists(f):
+                os.unlink(f)
 
 
 @needs_root

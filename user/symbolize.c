@@ -91,6 +91,7 @@ struct proc {
 	pid_t tgid;
 	struct maps_snap *snaps; /* newest first */
 	struct perf_map *jit;
+	bool perf_map_refused; /* and said why */
 	struct proc *next;
 };
 
@@ -444,22 +445,69 @@ static int jit_sym_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-/* Open the process's perf map: in its root (a container) first, then here. */
-static FILE *perf_map_open(pid_t tgid, struct stat *st)
+const char *perf_map__refusal(const struct stat *st, uid_t uid, char *buf, size_t len)
 {
-	char path[128];
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid && st->st_uid != uid) {
+		snprintf(buf, len, "owned by uid %u, neither the process's user (uid %u) nor root",
+			 (unsigned int)st->st_uid, (unsigned int)uid);
+		return buf;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(buf, len, "writable by %s (mode %04o)",
+			 st->st_mode & S_IWOTH ? "others" : "its group",
+			 (unsigned int)(st->st_mode & 07777));
+		return buf;
+	}
+	return NULL;
+}
+
+/*
+ * Open the process's perf map: in its root (a container) first, then here.
+ * A map it may not be read from is said once per process (p->perf_map_refused).
+ */
+static FILE *perf_map_open(struct proc *p, struct stat *st)
+{
+	char path[128], proc[32], why[128];
+	const char *refusal = NULL;
+	struct stat owner;
+	int fd;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", tgid, tgid);
-	f = fopen(path, "re");
-	if (!f) {
-		snprintf(path, sizeof(path), "/tmp/perf-%d.map", tgid);
-		f = fopen(path, "re");
+	snprintf(path, sizeof(path), "/proc/%d/root/tmp/perf-%d.map", p->tgid, p->tgid);
+	/* not a link (to a file of root's), nor a FIFO that would block the open */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 && errno == ENOENT) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", p->tgid);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	}
-	if (f && (fstat(fileno(f), st) || !S_ISREG(st->st_mode))) {
-		fclose(f);
-		f = NULL;
+	if (fd < 0) {
+		if (errno == ELOOP)
+			refusal = "a symbolic link";
+	} else {
+		snprintf(proc, sizeof(proc), "/proc/%d", p->tgid);
+		if (fstat(fd, st) || stat(proc, &owner)) {
+			close(fd);
+			fd = -1;
+		} else {
+			refusal = perf_map__refusal(st, owner.st_uid, why, sizeof(why));
+		}
 	}
+	if (refusal) {
+		if (!p->perf_map_refused)
+			pr_err("%s not read, %s: JIT code of process %d stays unnamed\n", path,
+			       refusal, p->tgid);
+		p->perf_map_refused = true;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
 	return f;
 }
 
@@ -551,7 +599,7 @@ static struct perf_map *perf_map_get(struct proc *p)
 		return pm->n ? pm : NULL;
 	if (pm)
 		pm->checked_ns = now;
-	f = perf_map_open(p->tgid, &st);
+	f = perf_map_open(p, &st);
 	if (!f)
 		return pm && pm->n ? pm : NULL;
 	if (pm && pm->read_size == st.st_size) {

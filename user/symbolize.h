@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -50,5 +51,12 @@ size_t perf_map__nr(const struct perf_map *pm);
 /* The name of the latest symbol that holds addr, or NULL. */
 const char *perf_map__find(const struct perf_map *pm, __u64 addr);
 void perf_map__free(struct perf_map *pm);
+/*
+ * Why a perf map of status st must not be read for a process of user uid,
+ * in words (NULL: it may be). As perf: any local user can write a file in
+ * /tmp, so only the process's user or root may own it, and no one else may
+ * write it; and it must be a regular file.
+ */
+const char *perf_map__refusal(const struct stat *st, uid_t uid, char *buf, size_t len);
 
 #endif

@@ -81,10 +81,35 @@ static void test_wrap(void)
 	perf_map__free(pm);
 }
 
+/* Whose perf map is read, as perf decides it. */
+static void test_refusal(void)
+{
+	struct stat st = { .st_mode = S_IFREG | 0644, .st_uid = 1000 };
+	char buf[128];
+
+	CHECK(!perf_map__refusal(&st, 1000, buf, sizeof(buf)));
+	st.st_uid = 0;
+	CHECK(!perf_map__refusal(&st, 1000, buf, sizeof(buf)));
+	st.st_uid = 1001;
+	CHECK_STR(perf_map__refusal(&st, 1000, buf, sizeof(buf)),
+		  "owned by uid 1001, neither the process's user (uid 1000) nor root");
+	st.st_uid = 1000;
+	st.st_mode = S_IFREG | 0666;
+	CHECK_STR(perf_map__refusal(&st, 1000, buf, sizeof(buf)), "writable by others (mode 0666)");
+	st.st_mode = S_IFREG | 0664;
+	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)),
+		  "owned by uid 1000, neither the process's user (uid 0) nor root");
+	st.st_uid = 0;
+	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)), "writable by its group (mode 0664)");
+	st.st_mode = S_IFIFO | 0600;
+	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)), "not a regular file");
+}
+
 int main(void)
 {
 	test_empty();
 	test_lookup();
 	test_wrap();
+	test_refusal();
 	return check_summary();
 }
