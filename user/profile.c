@@ -1099,7 +1099,7 @@ int cmd_profile(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return 2;
-	if (o.pid && process__check_running(o.pid))
+	if (o.pid && process__check_running(&o.pid))
 		return 1;
 	if (o.output) {
 		out = fopen(o.output, "we");

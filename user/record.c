@@ -124,9 +124,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 }
 
 /* Common checks of a session's targets, before anything is loaded. */
-static int targets__check(const struct session_opts *s)
+static int targets__check(struct session_opts *s)
 {
-	return s->pid ? process__check_running(s->pid) : 0;
+	return s->pid ? process__check_running(&s->pid) : 0;
 }
 
 int cmd_record(int argc, char **argv)

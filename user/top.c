@@ -1271,7 +1271,7 @@ int cmd_top(int argc, char **argv)
 		err = 2;
 		goto cleanup;
 	}
-	if (t->so.pid && process__check_running(t->so.pid))
+	if (t->so.pid && process__check_running(&t->so.pid))
 		goto cleanup;
 	if (privileges__check() || signals__setup() || crash_handlers__setup())
 		goto cleanup;

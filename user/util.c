@@ -372,17 +372,45 @@ enum process_state process__state(pid_t pid)
 	return PROCESS_RUNNING;
 }
 
-int process__check_running(pid_t pid)
+/* The process (thread group) of task id, from /proc/ID/status; 0 if unknown. */
+static pid_t task__tgid(pid_t id)
 {
-	switch (process__state(pid)) {
+	char path[64], line[256];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = (pid_t)strtol(line + 5, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return tgid;
+}
+
+int process__check_running(pid_t *pid)
+{
+	pid_t tgid = task__tgid(*pid);
+
+	if (tgid > 0 && tgid != *pid) {
+		/* /proc/TID exists (unlisted) for every thread: a thread id reads as a process */
+		pr_err("%d is a thread of process %d: following process %d (-p takes a process id)\n",
+		       (int)*pid, (int)tgid, (int)tgid);
+		*pid = tgid;
+	}
+	switch (process__state(*pid)) {
 	case PROCESS_RUNNING:
 		return 0;
 	case PROCESS_ZOMBIE:
 		pr_err("process %d is not running: it exited (a zombie its parent has not reaped)\n",
-		       (int)pid);
+		       (int)*pid);
 		return -ESRCH;
 	default:
-		pr_err("no process with PID %d\n", (int)pid);
+		pr_err("no process with PID %d\n", (int)*pid);
 		return -ESRCH;
 	}
 }

@@ -57,8 +57,11 @@ enum process_state {
  * other threads still run counts as running.
  */
 enum process_state process__state(pid_t pid);
-/* process__state() is PROCESS_RUNNING, or print why not in one line. */
-int process__check_running(pid_t pid);
+/*
+ * process__state() is PROCESS_RUNNING, or print why not in one line. A
+ * thread id in *pid becomes its process's id, and one line says so.
+ */
+int process__check_running(pid_t *pid);
 /*
  * The command name of a process (/proc/PID/comm, without its newline).
  * Returns 0, or -errno (buf "") when it cannot be read.
