@@ -226,8 +226,11 @@ def check_prom(fd, k, out):
         kinds.append(("process", "pmbpf_process_", "pid"))
     for kind, prefix, label in kinds:
         for row, fig in instances(out, kind, k):
+            # a clock event's count (ns) is in its family of seconds
+            clock = fig["ns"] and fd["prom_time"]
+            family = fd["prom_time"] if clock else fd["prom"]
             found = [v for name, labels, v in samples
-                     if name == prefix + fd["prom"] + suffix and labels.get(label) == row_id(row)
+                     if name == prefix + family + suffix and labels.get(label) == row_id(row)
                      and wanted.items() <= labels.items()
                      and all(p in labels.values() for p in fig["parts"])]
             want = fig["value"]
@@ -238,10 +241,10 @@ def check_prom(fd, k, out):
                 # not counted: no sample, or a counter that did not grow
                 assert not found or (fd["kind"] == "counter" and found == [0]), (fd, row, found)
                 continue
-            if fd["unit"] == "ns":
+            if fd["unit"] == "ns" or clock:
                 want /= 1e9
             assert len(found) == 1 and abs(found[0] - want) <= 1e-9 * max(1, abs(want)), \
-                (prefix + fd["prom"], row_id(row), fig["parts"], found, want)
+                (prefix + family, row_id(row), fig["parts"], found, want)
 
 
 # pmbpf stat's notes: (the row they are on, their text) for figures without a row of their own.

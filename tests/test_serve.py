@@ -274,8 +274,9 @@ def test_prometheus_ground_truth(served, tmp_path):
         assert abs(got - truth_cpu) <= 0.03 * truth_cpu + 0.01, (got, truth_cpu)
         # task-clock, against the cgroup's own CPU time (cpu.stat: the children
         # ran in it from before their exec to their exit), within 1% + 2 ms
-        got = delta(f'pmbpf_cgroup_perf_events_total{{cgroup="{cg.rel}",event="task-clock"}}')
-        assert abs(got / 1e9 - usage) <= 0.01 * usage + 0.002, (got, usage)
+        # (a clock: in seconds, in a family of its own)
+        got = delta(f'pmbpf_cgroup_perf_event_seconds_total{{cgroup="{cg.rel}",event="task-clock"}}')
+        assert abs(got - usage) <= 0.01 * usage + 0.002, (got, usage)
         # page faults: at least the 20,000 pages touched, at most the workloads' minflt
         # (which also counts the faults of the forked child before it entered the cgroup)
         got = delta(f'pmbpf_cgroup_perf_events_total{{cgroup="{cg.rel}",event="page-faults"}}')
@@ -349,6 +350,20 @@ def test_exposition_format(served):
     if not pmu:
         assert not select(s, "pmbpf_cgroup_perf_events_total", event="cycles")
     assert value(s, "pmbpf_pmu_available") == (1 if pmu else 0)
+    # a family of counts holds no time: clock events (ns) are in seconds in
+    # _seconds_total families, and every other event in _perf_events_total
+    clocks = {"task-clock", "cpu-clock"}
+    for what in ("cgroup", "process", "system"):
+        counts = {dict(l)["event"] for l in select(s, f"pmbpf_{what}_perf_events_total")}
+        times = {dict(l)["event"] for l in select(s, f"pmbpf_{what}_perf_event_seconds_total")}
+        assert "page-faults" in counts and not counts & clocks, (what, counts)
+        assert times == {"task-clock"}, (what, times)
+    assert re.search(r"^# TYPE pmbpf_cgroup_perf_event_seconds_total counter$", body, re.M)
+    # the host's task-clock: at most CPUs x the time serve has run, in seconds
+    host = value(s, "pmbpf_system_perf_event_seconds_total", event="task-clock")
+    assert 0 < host <= os.cpu_count() * (time.monotonic() - served.started), host
+    root_tc = value(s, "pmbpf_cgroup_perf_event_seconds_total", cgroup="/", event="task-clock")
+    assert 0 < root_tc <= host * 1.001, (root_tc, host)
     # self metrics
     progs = select(s, "pmbpf_bpf_program_runs_total")
     assert {dict(l)["program"] for l in progs} >= {"flush"} and len(progs) >= 4

@@ -117,6 +117,12 @@ struct figure {
 	const char *prom;
 	const char *prom_labels;
 	bool prom_cgroup_only; /* cardinality: cgroups only, not processes */
+	/*
+	 * A per-event counter's family for the instances in ns (clock events:
+	 * cpu-clock, task-clock; figure__ns()), in seconds: a family of counts
+	 * holds no time, a _seconds_total family no counts. NULL: none.
+	 */
+	const char *prom_time;
 };
 
 /* --delays: the figure of a pair (who waited, who ran meanwhile). */

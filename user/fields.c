@@ -102,6 +102,12 @@ static void figure_shown(const struct figure *fd, bool markdown, struct shown *s
 	if (fd->prom_labels)
 		snprintf(s->buf[3] + n, sizeof(s->buf[3]) - n, "%s with %s%s", q, q,
 			 fd->prom_labels);
+	/* clock events apart: `family`; clock events in seconds: `family` */
+	else if (fd->prom_time)
+		snprintf(s->buf[3] + n, sizeof(s->buf[3]) - n,
+			 "%s; clock events in seconds: %spmbpf_%s%s", q, q,
+			 fd->prom_cgroup_only ? "cgroup_" : "{process,thread,cgroup}_",
+			 fd->prom_time);
 	s->col[3] = fd->prom ? s->buf[3] : NULL;
 	s->col[4] = name_of(fd, fd->top_title ? fd->top_title : fd->title, s->buf[4],
 			    sizeof(s->buf[4]));
@@ -305,6 +311,7 @@ static void json(void)
 		json_outputs(&w, fd[k].outputs);
 		json_opt(&w, "prom", fd[k].prom);
 		json_opt(&w, "prom_labels", fd[k].prom_labels);
+		json_opt(&w, "prom_time", fd[k].prom_time);
 		jw_key(&w, "prom_cgroup_only");
 		jw_bool(&w, fd[k].prom_cgroup_only);
 		jw_end_object(&w);

@@ -1060,7 +1060,8 @@ static void sample(struct strbuf *sb, const struct snapshot *snap, const char *n
 	if (fd->kind == FIG_GAUGE)
 		put_double(sb, is_ns(fd) ? v / 1e9 : v);
 	else if (fd->src == SRC_EVENT)
-		put_double(sb, is_ns(fd) ? a->ev[k][i].d / 1e9 : a->ev[k][i].d);
+		put_double(sb, is_ns(fd) || figure__ns(fd, snap, i) ? a->ev[k][i].d / 1e9 :
+								      a->ev[k][i].d);
 	else if (is_ns(fd))
 		put_ns(sb, fd->src == SRC_COUNT ? a->n[fd->index] : a->ev[k][i].u);
 	else
@@ -1079,7 +1080,7 @@ static bool same_family(const struct figure *a, const struct figure *b)
  */
 static void render_family(struct strbuf *out, const struct prom_state *ps,
 			  const struct snapshot *snap, const char *what, const struct figure *figs,
-			  size_t nr, size_t f, const struct series *s, size_t ns)
+			  size_t nr, size_t f, const struct series *s, size_t ns, bool clock)
 {
 	bool cgroup = !strcmp(what, "cgroup"), hist = figs[f].src == SRC_RUNQ_HIST;
 	bool gauges = false;
@@ -1089,7 +1090,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 	size_t i, j;
 	int k;
 
-	snprintf(name, sizeof(name), "pmbpf_%s_%s", what, figs[f].prom);
+	snprintf(name, sizeof(name), "pmbpf_%s_%s", what, clock ? figs[f].prom_time : figs[f].prom);
 	/* cardinality: run-queue buckets per cgroup, sum and count per process (thread) */
 	if (hist)
 		type = cgroup ? "histogram" : "summary";
@@ -1122,9 +1123,22 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 			if (!same_family(&figs[f], &figs[j]))
 				continue;
 			for (k = 0; k < figure__instances(&figs[j], snap); k++)
-				sample(out, snap, name, &s[i], current ? &m : NULL, &figs[j], k);
+				if (!figs[j].prom_time || figure__ns(&figs[j], snap, k) == clock)
+					sample(out, snap, name, &s[i], current ? &m : NULL,
+					       &figs[j], k);
 		}
 	}
+}
+
+/* Some event asked for is a clock (counts ns): the _seconds_total families have samples. */
+static bool has_clock_event(const struct snapshot *snap)
+{
+	int i;
+
+	for (i = 0; i < snap->nr_events; i++)
+		if (snap->events[i].spec.kind & EVENT_TIME)
+			return true;
+	return false;
 }
 
 /* Every Prometheus family of the catalog, for cgroups, processes or threads. */
@@ -1146,7 +1160,9 @@ static void render_sets(struct strbuf *out, const struct prom_state *ps,
 			;
 		if (j < f)
 			continue;
-		render_family(out, ps, snap, what, figs, nr, f, s, ns);
+		render_family(out, ps, snap, what, figs, nr, f, s, ns, false);
+		if (figs[f].prom_time && has_clock_event(snap))
+			render_family(out, ps, snap, what, figs, nr, f, s, ns, true);
 	}
 }
 
@@ -1355,14 +1371,27 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	}
 
 	family(out, "pmbpf_system_perf_events_total", "counter",
-	       "Perf event counts of all CPUs (every process and idle), scaled for multiplexing.");
+	       "Perf event counts of all CPUs (every process and idle), scaled for multiplexing; clock events in pmbpf_system_perf_event_seconds_total.");
 	for (i = 0; i < snap->nr_events; i++) {
-		if (snap->events[i].state != EVENT_COUNTING)
+		if (snap->events[i].state != EVENT_COUNTING ||
+		    (snap->events[i].spec.kind & EVENT_TIME))
 			continue;
 		strbuf__printf(out, "pmbpf_system_perf_events_total{event=");
 		prom__label_value(out, snap->events[i].spec.name);
 		strbuf__printf(out, "} ");
 		put_double(out, ps->system_ev[i]);
+	}
+	if (has_clock_event(snap))
+		family(out, "pmbpf_system_perf_event_seconds_total", "counter",
+		       "Clock events (cpu-clock, task-clock) of all CPUs (every process and idle), scaled for multiplexing, in seconds.");
+	for (i = 0; i < snap->nr_events; i++) {
+		if (snap->events[i].state != EVENT_COUNTING ||
+		    !(snap->events[i].spec.kind & EVENT_TIME))
+			continue;
+		strbuf__printf(out, "pmbpf_system_perf_event_seconds_total{event=");
+		prom__label_value(out, snap->events[i].spec.name);
+		strbuf__printf(out, "} ");
+		put_double(out, ps->system_ev[i] / 1e9);
 	}
 	family(out, "pmbpf_idle_cpu_seconds_total", "counter",
 	       "Time the CPUs ran their idle task (not counted in any cgroup).");
