@@ -281,8 +281,8 @@ static __always_inline bool ustack_send(void *ctx, struct task_struct *task, __u
 	return true;
 }
 
-SEC("perf_event")
-int sample(struct bpf_perf_event_data *ctx)
+/* One sample of the current task: its stacks, weighing 1. */
+static __always_inline int sample_task(void *ctx)
 {
 	struct profile_key key = {};
 	__u64 id = bpf_get_current_pid_tgid();
@@ -303,6 +303,19 @@ int sample(struct bpf_perf_event_data *ctx)
 	proc_notify(tgid);
 	weight_add(&key, (struct task_struct *)bpf_get_current_task(), 1);
 	return 0;
+}
+
+SEC("perf_event")
+int sample(struct bpf_perf_event_data *ctx)
+{
+	return sample_task(ctx);
+}
+
+/* A tracepoint's perf event takes a tracepoint program only (as perf record -e sys:name). */
+SEC("tracepoint")
+int sample_tp(void *ctx)
+{
+	return sample_task(ctx);
 }
 
 static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct task_struct *next)

@@ -86,12 +86,13 @@ def test_hours_and_days_are_taken():
 
 
 @needs_root
-def test_profile_refuses_tracepoints_in_one_line():
-    """Issue 34: was "cannot attach to syscalls:sys_enter_read on CPU 0: Invalid argument"."""
-    p = run("profile", "-e", "syscalls:sys_enter_read", "-d", "1")
+@pytest.mark.parametrize("opt", [["-F", "99"], ["-c", "10"]])
+def test_profile_tracepoint_takes_no_rate(opt):
+    """A tracepoint's program runs at every hit: a rate or a period is refused."""
+    p = run("profile", "-e", "syscalls:sys_enter_read", *opt, "-d", "1")
     if "tracefs" in p.stderr:
         pytest.skip("no tracefs: " + p.stderr.strip())
-    check_error(p, "not tracepoints (syscalls:sys_enter_read)", 2)
+    check_error(p, "a tracepoint (syscalls:sys_enter_read) is sampled at every hit", 2)
     assert len(p.stderr.splitlines()) == 1, p.stderr
 
 

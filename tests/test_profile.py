@@ -225,6 +225,29 @@ def test_page_fault_samples_match_the_faults_taken(profiler):
     assert share(stacks, "touch") >= 0.9, stacks
 
 
+@needs_root
+def test_tracepoint_samples_every_hit(tmp_path):
+    """Issue 34: -e syscalls:... failed with "Invalid argument". As perf record
+    does, a tracepoint is sampled at every hit: a command's N writes (and the
+    one of its report) are N + 1 samples, under write's stack."""
+    out = tmp_path / "tp.folded"
+    n = 20000
+    p = subprocess.run([PMBPF, "profile", "-e", "syscalls:sys_enter_write", "-o", str(out),
+                        "--", WORK, "writes", str(n)], capture_output=True, text=True, timeout=120)
+    if "tracefs" in p.stderr:
+        pytest.skip("no tracefs: " + p.stderr.strip())
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["what"] == "writes"
+    assert "syscalls:sys_enter_write at every hit" in p.stderr, p.stderr
+    stacks = folded(out.read_text())
+    samples, lost = SUMMARY.search(p.stderr).groups()
+    assert int(lost) == 0 and sum(stacks.values()) == int(samples), p.stderr
+    mine = of_comm(stacks, os.path.basename(WORK))
+    assert sum(mine.values()) == n + 1, (p.stderr, mine)
+    assert sum(c for s, c in mine.items() if "__write" in s.split(";") or
+               "write" in s.split(";")) >= n, mine
+
+
 def perf_fault_share(data):
     """The share of perf's cpu-clock samples of `work` in perf.data DATA that
     are on the kernel's page fault path, and their number."""

@@ -51,7 +51,9 @@ enum {
 };
 
 static const struct cmdopt options[] = {
-	{ 'e', "event", "NAME", "sampling event (default cycles; cpu-clock without a PMU)" },
+	{ 'e', "event", "NAME",
+	  "sampling event (default cycles; cpu-clock without a PMU);\n"
+	  "a tracepoint (sys:name) is sampled at every hit" },
 	{ 'F', "freq", "HZ", "samples per second on each CPU (default 99)" },
 	{ 'c', "period", "N", "one sample every N events (instead of -F)" },
 	{ 'd', "duration", "TIME", "stop after this long (default: at SIGINT or SIGTERM)" },
@@ -109,6 +111,12 @@ struct profile_opts {
 	bool dwarf; /* --call-graph dwarf */
 	unsigned int dwarf_size; /* bytes of user stack copied per sample */
 };
+
+/* -e sys:name: a tracepoint, sampled at every hit by a tracepoint program */
+static bool is_tracepoint(const struct profile_opts *o)
+{
+	return o->event_given && o->event.type == PERF_TYPE_TRACEPOINT;
+}
 
 /*
  * A process's mappings are read at its first sample (and the first after an
@@ -227,12 +235,6 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 				pr_err("%s\n", msg);
 				return -EINVAL;
 			}
-			/* the sampling program is a perf_event one: tracepoints need their own */
-			if (o->event.type == PERF_TYPE_TRACEPOINT) {
-				pr_err("profile samples clock, software and hardware events, not tracepoints (%s): count it with 'pmbpf stat -e %s', or sample cpu-clock\n",
-				       optarg, optarg);
-				return -EINVAL;
-			}
 			o->event_given = true;
 			break;
 		case 'F':
@@ -313,6 +315,15 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		pr_err("give either --folded or --svg, not both\n");
 		return -EINVAL;
 	}
+	/*
+	 * A tracepoint's program runs at every hit, on every CPU, before perf
+	 * would count a period: as perf record's default for tracepoints (-c 1).
+	 */
+	if (is_tracepoint(o) && (o->freq || o->period)) {
+		pr_err("a tracepoint (%s) is sampled at every hit: it takes no -F or -c\n",
+		       o->event.name);
+		return -EINVAL;
+	}
 	if (o->offcpu && (o->event_given || o->freq || o->period)) {
 		pr_err("--off-cpu measures time at context switches: it takes no -e, -F or -c\n");
 		return -EINVAL;
@@ -358,7 +369,8 @@ static int load(struct bpfload *bl, void *ctx)
 		bpf_map__set_max_entries(skel->maps.ustacks, ustacks_ring_size(o->dwarf_size));
 		bpf_map__set_max_entries(skel->maps.ustack_scratch, p->nr_cpus);
 	}
-	bpf_program__set_autoload(skel->progs.sample, !o->offcpu);
+	bpf_program__set_autoload(skel->progs.sample, !o->offcpu && !is_tracepoint(o));
+	bpf_program__set_autoload(skel->progs.sample_tp, !o->offcpu && is_tracepoint(o));
 	if (!o->offcpu)
 		bpf_map__set_max_entries(skel->maps.starts, 1);
 	pairs[0] = (struct prog_pair){ skel->progs.exec_btf, skel->progs.exec_raw };
@@ -400,7 +412,12 @@ static int attach_sampling(struct profile *p, bool *online)
 
 		if (!online[cpu])
 			continue;
-		if (o->period) {
+		/* one event: its program runs wherever the tracepoint is hit */
+		if (is_tracepoint(o) && p->nr_links)
+			break;
+		if (is_tracepoint(o)) {
+			attr.sample_period = 1;
+		} else if (o->period) {
 			attr.sample_period = o->period;
 		} else {
 			attr.freq = 1;
@@ -413,7 +430,9 @@ static int attach_sampling(struct profile *p, bool *online)
 			return errno;
 		}
 		p->fds[cpu] = (int)fd;
-		link = bpf_program__attach_perf_event(p->skel->progs.sample, (int)fd);
+		link = bpf_program__attach_perf_event(is_tracepoint(o) ? p->skel->progs.sample_tp :
+									 p->skel->progs.sample,
+						      (int)fd);
 		if (!link) {
 			err = -errno;
 			pr_err("cannot attach to %s on CPU %d: %s\n", o->event.name, cpu,
@@ -962,7 +981,9 @@ static void title_make(struct profile *p, __u64 elapsed_ns, char *title, size_t 
 			 elapsed_ns / 1e9);
 		return;
 	}
-	if (o->period)
+	if (is_tracepoint(o))
+		snprintf(rate, sizeof(rate), "every hit");
+	else if (o->period)
 		snprintf(rate, sizeof(rate), "every %llu events", o->period);
 	else
 		snprintf(rate, sizeof(rate), "%llu Hz", o->freq ? o->freq : DEFAULT_FREQ);
@@ -1070,6 +1091,8 @@ static void announce(const struct profile_opts *o)
 
 	if (o->offcpu)
 		snprintf(what, sizeof(what), "off-CPU time");
+	else if (is_tracepoint(o))
+		snprintf(what, sizeof(what), "%s at every hit", o->event.name);
 	else if (o->period)
 		snprintf(what, sizeof(what), "%s every %llu events", o->event.name, o->period);
 	else
