@@ -23,10 +23,10 @@ def noisy(base_ms):
     return ["bash", "-c", f"exec {WORK} burn $(({base_ms} + RANDOM % {BASE_MS // 2 + 1}))"]
 
 
-def ab_verdict(tmp_path, a, b, runs):
+def ab_verdict(tmp_path, a, b, runs, *opts):
     out = tmp_path / f"ab-{os.urandom(4).hex()}.json"
     p = subprocess.run([PMBPF, "stat", "-r", str(runs), "--ab", "-e", "task-clock", "-o", "json",
-                        "-O", str(out), "--"] + a + ["---"] + b,
+                        "-O", str(out)] + list(opts) + ["--"] + a + ["---"] + b,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode in (0, 1), p.stderr
     rows = {r["metric"]: r for r in json.loads(out.read_text())["comparison"]["rows"]}
@@ -55,6 +55,24 @@ def test_ab_series_of_noisy_work(tmp_path):
     for r in found + far:
         if r["verdict"] == "regression":
             assert r["ci_low_pct"] >= r["limit_pct"] >= 10, r
+
+
+def test_ab_max_runs_finds_a_true_30_percent(tmp_path):
+    """--max-runs 30 from -r 7: +30% more work in every run of noisy CPU work
+    (B burns 1.3 times a draw of A's 60-90 ms, so the spread grows with it;
+    the start of bash and of the workload, a few ms, dilutes that to about
+    +28% of the measured time) is a regression in at least 4 of 5 series.
+    Simulated: +30% in 100% of series, after 10 runs a side on average, where
+    -r 7 alone finds 61%; +20% in 87.5%. An A/A pair is no regression."""
+    a = ["bash", "-c", f"exec {WORK} burn $((60 + RANDOM % 31))"]
+    b = ["bash", "-c", f"exec {WORK} burn $(((60 + RANDOM % 31) * 13 / 10))"]
+    got = [ab_verdict(tmp_path, a, b, 7, "--max-runs", "30") for _ in range(5)]
+    print(json.dumps([(r["verdict"], r["base"]["n"], r["change_pct"]) for r in got]))
+    assert sum(r["verdict"] == "regression" for r in got) >= 4, got
+    assert all(7 <= r["base"]["n"] <= 30 for r in got), got
+    aa = ab_verdict(tmp_path, noisy(BASE_MS), noisy(BASE_MS), 7, "--max-runs", "10")
+    assert aa["verdict"] != "regression", aa
+    assert aa["base"]["n"] <= 10, aa
 
 
 def documented_job():

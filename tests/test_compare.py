@@ -163,7 +163,12 @@ def test_ab_usage_errors():
                       (["--ab", "-r", "1", "--", "true", "---", "true"], "--ab needs -r 2"),
                       (["-t", "ipc=-5%", "--", "true"], "--threshold goes with --ab"),
                       (["-t", "ipc", "--ab", "--", "true", "---", "true"],
-                       "invalid --threshold 'ipc'")):
+                       "invalid --threshold 'ipc'"),
+                      (["--max-runs", "20", "--", "true"], "--max-runs goes with --ab"),
+                      (["--max-runs", "31", "--ab", "--", "true", "---", "true"],
+                       "invalid --max-runs '31': give 2 to 30"),
+                      (["-r", "9", "--max-runs", "8", "--ab", "--", "true", "---", "true"],
+                       "--max-runs 8 is fewer than -r 9")):
         p = subprocess.run([PMBPF, "stat"] + args, capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, (args, p.stderr)
         assert p.stderr.startswith("pmbpf: ") and msg in p.stderr, (args, p.stderr)

@@ -412,6 +412,21 @@ int compare__series(const struct series *base, const struct series *new, const s
 	return 0;
 }
 
+int compare__runs_to_decide(const struct compare_result *r, int have, int max_runs)
+{
+	int i, want = have;
+
+	if (r->counts[VERDICT_REGRESSION])
+		return have;
+	for (i = 0; i < r->nr_rows; i++)
+		if (r->rows[i].verdict == VERDICT_NOISY && r->rows[i].runs_needed > want)
+			want = r->rows[i].runs_needed;
+	/* at most twice as many at a time: a clear change stops early, whatever asks for more */
+	if (want > 2 * have)
+		want = 2 * have;
+	return want < max_runs ? want : max_runs > have ? max_runs : have;
+}
+
 int compare_format__parse(const char *s, enum compare_format *fmt)
 {
 	if (!strcmp(s, "table"))

@@ -113,6 +113,15 @@ const char *verdict__str(enum verdict v);
  */
 double compare__limit_pct(double threshold_pct, double floor, double base_median);
 
+/*
+ * Runs per side to take before judging again (stat --ab --max-runs), having
+ * run have: the most that a too noisy row asks for, at most twice have and
+ * at most max_runs; have
+ * when none asks for more, or when a row regressed already (the gate fails
+ * either way, and more runs cannot make its interval any truer).
+ */
+int compare__runs_to_decide(const struct compare_result *r, int have, int max_runs);
+
 enum compare_format {
 	COMPARE_TABLE,
 	COMPARE_JSON,

@@ -34,7 +34,7 @@
 #define STAT_PREFIX "pmbpf-stat-"
 #define MAX_RUNS    10000
 
-enum { OPT_AB = OPT_COMMAND };
+enum { OPT_AB = OPT_COMMAND, OPT_MAX_RUNS };
 
 static const struct cmdopt options[] = {
 	{ OPTION_EVENTS },
@@ -45,6 +45,9 @@ static const struct cmdopt options[] = {
 	  "times each (default 7), and compare them as 'pmbpf\n"
 	  "compare' does" },
 	{ 't', "threshold", "NAME=+P%", "with --ab: a regression threshold (see pmbpf compare)" },
+	{ OPT_MAX_RUNS, "max-runs", "M",
+	  "with --ab: while a metric is too noisy, add pairs of runs\n"
+	  "as compare advises, up to M each (at most " STR(COMPARE_MAX_RUNS) ")" },
 	{ 'o', "output", "FORMAT", "table (default) or json (one document, every run)" },
 	{ 'O', "output-file", "FILE", "write the report to FILE instead of stderr ('-': stdout)" },
 	{ 'i', "interval", "TIME", "how often to read the kernel's counts (default 0.5s)" },
@@ -83,6 +86,7 @@ struct stat_ctx {
 	const char *out_path;
 	int out_fd;
 	int repeat;
+	int max_runs; /* --ab: runs a side that too noisy a verdict may grow repeat to */
 	bool ab;
 	struct threshold th[COMPARE_MAX_THRESHOLDS];
 	int nr_th;
@@ -473,6 +477,23 @@ static void table_summary(FILE *f, const struct series *s)
  * Build the report in memory and write it in one go: a write error is then
  * known exactly (ENOSPC on a file, EPIPE from a reader that left).
  */
+/* --max-runs: the runs a side that the pairs so far ask for (compare__runs_to_decide). */
+static int runs_to_decide(const struct stat_ctx *ctx)
+{
+	struct series a = {}, b = {};
+	struct compare_result *cmp = malloc(sizeof(*cmp));
+	int want = ctx->repeat;
+	char err[600];
+
+	if (cmp && !build_series(ctx, 'A', &a) && !build_series(ctx, 'B', &b) &&
+	    !compare__series(&a, &b, ctx->th, ctx->nr_th, cmp, err, sizeof(err)))
+		want = compare__runs_to_decide(cmp, ctx->repeat, ctx->max_runs);
+	free(cmp);
+	series__free(&a);
+	series__free(&b);
+	return want;
+}
+
 static int report(struct stat_ctx *ctx, int *verdict_rc)
 {
 	struct series a = {}, b = {};
@@ -576,6 +597,14 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 		case OPT_AB:
 			ctx->ab = true;
 			break;
+		case OPT_MAX_RUNS:
+			if (uint__parse(optarg, 2, COMPARE_MAX_RUNS, &n)) {
+				pr_err("invalid --max-runs '%s': give 2 to %d\n", optarg,
+				       COMPARE_MAX_RUNS);
+				return 2;
+			}
+			ctx->max_runs = (int)n;
+			break;
 		case 't':
 			if (ctx->nr_th == COMPARE_MAX_THRESHOLDS ||
 			    threshold__parse(optarg, &ctx->th[ctx->nr_th++])) {
@@ -634,8 +663,13 @@ static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 			pr_err("--ab needs -r 2 or more: a verdict needs the spread of the runs\n");
 			return 2;
 		}
-	} else if (ctx->nr_th) {
-		pr_err("--threshold goes with --ab (or pmbpf compare)\n");
+		if (ctx->max_runs && ctx->max_runs < ctx->repeat) {
+			pr_err("--max-runs %d is fewer than -r %d\n", ctx->max_runs, ctx->repeat);
+			return 2;
+		}
+	} else if (ctx->nr_th || ctx->max_runs) {
+		pr_err("%s goes with --ab (or pmbpf compare)\n",
+		       ctx->nr_th ? "--threshold" : "--max-runs");
 		return 2;
 	}
 	if (!ctx->repeat)
@@ -705,6 +739,22 @@ int cmd_stat(int argc, char **argv)
 				       ctx.ab ? "comparison" : "report");
 				rc = r->exit_code;
 				goto out_session;
+			}
+		}
+		if (i + 1 == ctx.repeat && ctx.max_runs > ctx.repeat && !exiting) {
+			int want = runs_to_decide(&ctx);
+			struct run *more;
+
+			if (want > ctx.repeat) {
+				more = realloc(ctx.runs, sizeof(*more) * 2 * want);
+				if (!more) {
+					pr_err("%s\n", strerror(ENOMEM));
+					goto out_session;
+				}
+				memset(more + ctx.nr_runs, 0,
+				       sizeof(*more) * (2 * want - ctx.nr_runs));
+				ctx.runs = more;
+				ctx.repeat = want;
 			}
 		}
 	}

@@ -254,12 +254,99 @@ static void test_calibration(void)
 	CHECK(sim_rate(7, 1.00, 400, VERDICT_IMPROVEMENT, 6) <= 5);
 }
 
+/*
+ * stat --ab --max-runs: start at runs a side, take what compare__runs_to_decide()
+ * asks for up to max_runs, judge again. spread_grows: every run of the new
+ * side factor times one of the base's (20-30 ms against 26-39 ms at 1.3).
+ */
+static double sim_extended_rate(int runs, int max_runs, double factor, bool spread_grows,
+				int series, enum verdict want, uint64_t seed, double *mean_runs)
+{
+	struct compare_result *r = malloc(sizeof(*r));
+	double a[COMPARE_MAX_RUNS], b[COMPARE_MAX_RUNS];
+	struct series sa, sb;
+	struct rng g;
+	int i, n, have, hits = 0, total = 0;
+	char err[256];
+
+	rng__seed(&g, seed);
+	for (i = 0; r && i < series; i++) {
+		enum verdict v = VERDICT_COUNT;
+
+		for (n = runs, have = 0;;) {
+			for (; have < n; have++) {
+				noisy_runs(&g, &a[have], 1, 1);
+				if (spread_grows) {
+					noisy_runs(&g, &b[have], 1, 1);
+					b[have] *= factor;
+				} else {
+					noisy_runs(&g, &b[have], 1, factor);
+				}
+			}
+			make(&sa, "task-clock", n, a, true);
+			make(&sb, "task-clock", n, b, true);
+			if (compare__series(&sa, &sb, NULL, 0, r, err, sizeof(err)))
+				n = -1;
+			series__free(&sa);
+			series__free(&sb);
+			if (n < 0)
+				break;
+			v = r->rows[0].verdict;
+			if (compare__runs_to_decide(r, n, max_runs) == n)
+				break;
+			n = compare__runs_to_decide(r, n, max_runs);
+		}
+		hits += v == want;
+		total += n;
+	}
+	free(r);
+	if (mean_runs)
+		*mean_runs = (double)total / series;
+	return 100.0 * hits / series;
+}
+
+static void test_runs_to_decide(void)
+{
+	struct compare_result *r = calloc(1, sizeof(*r));
+	double mean;
+
+	if (!CHECK(r))
+		return;
+	r->nr_rows = 2;
+	r->rows[0].verdict = VERDICT_NONE;
+	r->rows[0].runs_needed = 7;
+	r->rows[1].verdict = VERDICT_NOISY;
+	r->rows[1].runs_needed = 12;
+	CHECK_EQ_INT(compare__runs_to_decide(r, 7, 30), 12);
+	CHECK_EQ_INT(compare__runs_to_decide(r, 7, 10), 10);
+	r->rows[1].runs_needed = 1000000; /* no number will do: twice, up to the cap */
+	CHECK_EQ_INT(compare__runs_to_decide(r, 7, 30), 14);
+	CHECK_EQ_INT(compare__runs_to_decide(r, 14, 30), 28);
+	CHECK_EQ_INT(compare__runs_to_decide(r, 28, 30), 30);
+	CHECK_EQ_INT(compare__runs_to_decide(r, 30, 30), 30);
+	r->rows[1].runs_needed = 6; /* the estimate has no more to offer */
+	CHECK_EQ_INT(compare__runs_to_decide(r, 7, 30), 7);
+	r->rows[1].runs_needed = 12;
+	r->counts[VERDICT_REGRESSION] = 1; /* the gate fails already */
+	CHECK_EQ_INT(compare__runs_to_decide(r, 7, 30), 7);
+	free(r);
+
+	/* from 7 runs, up to 30: a true +30% of the median found in (nearly) every series */
+	CHECK(sim_extended_rate(7, 30, 1.375, false, 400, VERDICT_REGRESSION, 21, &mean) >= 95);
+	CHECK(mean < 15);
+	CHECK(sim_extended_rate(7, 30, 1.30, true, 400, VERDICT_REGRESSION, 22, &mean) >= 95);
+	CHECK(sim_extended_rate(7, 30, 1.00, false, 400, VERDICT_REGRESSION, 23, &mean) <= 5);
+	CHECK(mean <= 30);
+}
+
 static void print_calibration(void)
 {
 	/* base factors: the change of the median is (60 f + 15) / 75 - 1 */
 	static const double factors[] = { 1.00, 1.125, 1.25, 1.375, 1.45, 1.625, 2.70 };
 	static const int runs[] = { 4, 5, 7, 10, 15, 20 };
 	size_t i, j;
+
+	double mean;
 
 	printf("| runs a side |");
 	for (j = 0; j < sizeof(factors) / sizeof(factors[0]); j++)
@@ -272,6 +359,17 @@ static void print_calibration(void)
 						     100 + i * 10 + j));
 		printf("\n");
 	}
+	printf("\n--ab -r 7 --max-runs 30 (2000 series): regressions, mean runs a side\n");
+	for (j = 0; j < sizeof(factors) / sizeof(factors[0]); j++) {
+		double rate = sim_extended_rate(7, 30, factors[j], false, 2000, VERDICT_REGRESSION,
+						200 + j, &mean);
+
+		printf("%+.0f%%: %.1f%%, %.1f runs\n", ((60 * factors[j] + 15) / 75 - 1) * 100,
+		       rate, mean);
+	}
+	printf("x1.30, the spread growing with the work: %.1f%%",
+	       sim_extended_rate(7, 30, 1.30, true, 2000, VERDICT_REGRESSION, 300, &mean));
+	printf(", %.1f runs\n", mean);
 }
 
 int main(int argc, char **argv)
@@ -284,5 +382,6 @@ int main(int argc, char **argv)
 	test_runs_to_exclude();
 	test_floors_and_output();
 	test_calibration();
+	test_runs_to_decide();
 	return check_summary();
 }
