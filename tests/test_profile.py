@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """pmbpf profile: stacks checked against workloads whose stacks we know."""
+import fcntl
 import json
 import os
 import re
@@ -464,6 +465,32 @@ def test_command_signal_is_passed_on_and_its_exit_code_returned(tmp_path):
     ran_us = (signalled - started) * 1e6
     assert 0.7 * ran_us <= slept_us <= ran_us + 50000, (slept_us, ran_us, stderr)
     assert not stale_run_cgroups(p.pid)
+
+
+@needs_root
+def test_command_stopped_by_a_signal_does_not_wait_for_a_reader():
+    """SIGINT ends the command; pmbpf then writes its output to a reader that
+    never reads: it ends within about a second all the same, as it does
+    without a command (the rest of its output goes nowhere)."""
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: the SVG is larger than the pipe
+    p = subprocess.Popen([PMBPF, "profile", "-e", "cpu-clock", "--svg", "--", PROFLOAD, "sleep",
+                          "100", "100"], stdout=w, stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    try:
+        line = p.stderr.readline()
+        assert line.startswith("pmbpf: profiling cpu-clock"), line
+        time.sleep(1)
+        signalled = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        p.wait(10)
+        assert p.returncode == 130, p.stderr.read()
+        assert time.monotonic() - signalled < 3
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(r)
 
 
 @needs_root

@@ -24,24 +24,51 @@
 
 /* The signals received, for forwarding: the first passed on, more escalate. */
 static volatile sig_atomic_t nr_signals, last_signal;
+/* A command runs: a signal is the command's to act on, not pmbpf's. */
+static volatile sig_atomic_t command_running;
+/*
+ * signals__setup()'s handler: pmbpf stops, and its output blocked by a
+ * reader that does not read no longer keeps it (common.c).
+ */
+static struct sigaction stop_action;
 
+/* pmbpf stops: signals__setup()'s handler sets exiting. */
+static void stop(int sig)
+{
+	if (stop_action.sa_handler != SIG_DFL && stop_action.sa_handler != SIG_IGN)
+		stop_action.sa_handler(sig);
+	else
+		exiting = 1;
+}
+
+/* While a command runs, pmbpf stops when it ends (command_ended()). */
 static void on_signal(int sig)
 {
-	exiting = 1;
 	last_signal = sig;
 	nr_signals++;
+	if (!command_running)
+		stop(sig);
 }
 
 int cmdrun__signals_setup(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
 	if (signals__setup())
 		return -1;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+	if (sigaction(SIGINT, &sa, &stop_action) || sigaction(SIGTERM, &sa, NULL))
 		return -errno;
 	return 0;
+}
+
+/* The command has ended: a stop signal received meanwhile stops pmbpf too. */
+static void command_ended(struct cmdrun *r)
+{
+	r->done = true;
+	command_running = 0;
+	if (nr_signals)
+		stop(last_signal);
 }
 
 int cmdrun__last_signal(void)
@@ -270,11 +297,13 @@ int cmdrun__start(struct cmdrun *r, const char *parent, int index, char **argv)
 	}
 	r->cgroup_id = cgroup__id_of(r->cgroup);
 	cgfd = open(r->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	command_running = 1;
 	pid = fork_into(cgfd, &inside);
 	if (cgfd >= 0 && pid)
 		close(cgfd);
 	if (pid < 0) {
 		err = -errno;
+		command_running = 0;
 		pr_err("fork: %s\n", strerror(-err));
 		return err;
 	}
@@ -289,7 +318,8 @@ int cmdrun__start(struct cmdrun *r, const char *parent, int index, char **argv)
 		return stopped;
 	}
 	/* not stopped: it ended before its exec, and its exit code says why */
-	r->done = !stopped;
+	if (!stopped)
+		command_ended(r);
 	return 0;
 }
 
@@ -336,7 +366,7 @@ static bool reap(struct cmdrun *r, int flags)
 	if (waitpid(r->pid, &r->status, flags) != r->pid)
 		return false;
 	r->wall_ns = now_ns(CLOCK_MONOTONIC) - r->start_ns;
-	r->done = true;
+	command_ended(r);
 	return true;
 }
 
@@ -367,7 +397,7 @@ void cmdrun__kill(struct cmdrun *r)
 	kill(r->pid, SIGKILL);
 	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
 		;
-	r->done = true;
+	command_ended(r);
 }
 
 void cmdrun__finish(struct cmdrun *r)
