@@ -163,6 +163,7 @@ static void test_floors_and_output(void)
 	struct compare_result *r = malloc(sizeof(*r));
 	struct compare_row row;
 	struct metric_col *c;
+	struct threshold th;
 	char err[256], *text;
 	int i;
 
@@ -202,6 +203,15 @@ static void test_floors_and_output(void)
 	CHECK_EQ_INT(r->rows[0].verdict, VERDICT_NONE);
 	CHECK_EQ_INT(r->rows[1].verdict, VERDICT_NOISY);
 	CHECK(r->rows[1].runs_needed > COMPARE_MAX_RUNS);
+	/* a threshold may name a metric in both files that no run counted (no PMU) */
+	c = series__add(&a, "instructions", false);
+	c = series__add(&b, "instructions", false);
+	CHECK_EQ_INT(threshold__parse("instructions=+0.5%", &th), 0);
+	CHECK_EQ_INT(compare__series(&a, &b, &th, 1, r, err, sizeof(err)), 0);
+	CHECK_SUBSTR(r->dropped, "instructions (not counted in every run)");
+	CHECK_EQ_INT(threshold__parse("instruction=+0.5%", &th), 0);
+	CHECK_EQ_INT(compare__series(&a, &b, &th, 1, r, err, sizeof(err)), -EINVAL);
+	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), 0);
 	text = print_all(r);
 	CHECK(text && !strstr(text, "nan") && !strstr(text, "NaN"));
 	CHECK_SUBSTR(text, "too noisy: 30 runs a side would not do");
