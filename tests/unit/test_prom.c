@@ -771,6 +771,42 @@ static void test_catalog(void)
 	prom__free(ps);
 }
 
+/* Clock events count ns: seconds in a _seconds_total family, never in the family of counts. */
+static struct event_info clock_events[2];
+
+static void test_clock_events(void)
+{
+	struct prom_opts o = { .top_k = 2, .grace_ns = 3 * S, .cgroup_exists = exists };
+	struct prom_state *ps = prom__new(&o);
+	const char *t = "", *line;
+	struct cgroup_row *c;
+	int k;
+
+	memset(clock_events, 0, sizeof(clock_events));
+	CHECK_EQ_INT(event__parse("task-clock", &clock_events[0].spec), 0);
+	CHECK_EQ_INT(event__parse("page-faults", &clock_events[1].spec), 0);
+	clock_events[0].state = clock_events[1].state = EVENT_COUNTING;
+	for (k = 0; k < 2; k++) {
+		begin();
+		snap.events = clock_events;
+		c = cgroup(7, "/c", 250);
+		c->total.ev[0].value = 250000000; /* ns */
+		c->total.ev[0].enabled = c->total.ev[0].running = 250000000;
+		c->total.ev[1].value = 40;
+		t = render(ps);
+	}
+	CHECK_SUBSTR(t, "# TYPE pmbpf_cgroup_perf_event_seconds_total counter\n");
+	CHECK_SUBSTR(t, "pmbpf_cgroup_perf_event_seconds_total{cgroup=\"/c\",runtime=\"\","
+			"container_id=\"\",pod_uid=\"\",event=\"task-clock\"} 0.5\n");
+	CHECK_SUBSTR(t, "pmbpf_cgroup_perf_events_total{cgroup=\"/c\",runtime=\"\","
+			"container_id=\"\",pod_uid=\"\",event=\"page-faults\"} 80\n");
+	for (line = t; (line = strstr(line, "perf_events_total{")); line++)
+		CHECK(strncmp(strstr(line, "event="), "event=\"task-clock\"", 18));
+	CHECK(!strstr(t, "perf_event_seconds_total{cgroup=\"/c\",runtime=\"\",container_id=\"\","
+			 "pod_uid=\"\",event=\"page-faults\"}"));
+	prom__free(ps);
+}
+
 int main(void)
 {
 	memset(events, 0, sizeof(events));
@@ -793,6 +829,7 @@ int main(void)
 	test_threads();
 	test_removed_cgroup();
 	test_catalog();
+	test_clock_events();
 	snapshot__free(&snap);
 	strbuf__free(&out);
 	return check_summary();
