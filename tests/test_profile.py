@@ -429,7 +429,7 @@ def test_command_and_its_children(tmp_path):
     stacks = folded(out.read_text())
     samples, lost = SUMMARY.search(stderr).groups()
     assert int(lost) == 0 and sum(stacks.values()) == int(samples), stderr
-    # the child between its fork and its exec is still pmbpf
+    # a sample during the exec, before the process is renamed, is pmbpf's
     assert {s.split(";")[0] for s in stacks} <= {"profload", "sh", "pmbpf"}, stacks
     hot = sum(c for s, c in stacks.items() if ";main;prof_hot" in s)
     want = expected_samples(freq, reports["hot"]["cpu_s"])

@@ -657,7 +657,8 @@ static int profile_open(struct profile *p, bool *online)
 	err = bpfload__load(&p->bl, !o->raw_tp && kernel__has_tp_btf(), load, p);
 	if (err)
 		return err;
-	if (o->cgroup) {
+	/* -- COMMAND: once the command is stopped before its exec (cmd_profile()) */
+	if (o->cgroup && !o->argv) {
 		err = set_cgroup_filter(p);
 		if (err)
 			return err;
@@ -1169,7 +1170,18 @@ int cmd_profile(int argc, char **argv)
 	announce(&o);
 	start = now_ns(CLOCK_MONOTONIC);
 	if (o.argv) {
-		err = cmdrun__start(&run, o.cgroup, 1, o.argv) ?: cmdrun__go(&run);
+		/*
+		 * Nothing passes the filter until it is set: what the child
+		 * does before its exec is pmbpf's, as perf counts from the
+		 * exec (enable_on_exec).
+		 */
+		err = cmdrun__start(&run, o.cgroup, 1, o.argv);
+		if (!err && !run.done) {
+			err = set_cgroup_filter(&p);
+			if (err)
+				cmdrun__kill(&run);
+		}
+		err = err ?: cmdrun__go(&run);
 		err = err ?: profile_run_command(&p, &run);
 		code = run.done ? wait_status__code(run.status) : 0;
 	} else {
