@@ -2,7 +2,7 @@
 #
 # make sanitize        pmbpf and its unit tests built with UBSan and ASan (halt
 #                      on the first error) in $(OUTPUT)san/: the unit tests, then
-#                      record, stat, profile (fp, dwarf, off-cpu), serve, top,
+#                      record, stat, profile (fp, dwarf, off-cpu, -- COMMAND), serve, top,
 #                      list and doctor for a few seconds each on this host
 #                      (tests/sanitize/run.sh, root); not part of make test
 SAN_FLAGS := -fsanitize=undefined,address -fno-sanitize-recover=all -fno-omit-frame-pointer
