@@ -1030,7 +1030,7 @@ def summary_md(res, args):
                 fmt(r.get("hwm_kib") and r["hwm_kib"] / 1024, 1), r.get("fds", "-")))
         L.append("")
     if res.get("targets"):
-        L.append("## Targets (issue 8)\n")
+        L.append("## Targets\n")
         L.append("| target | value | goal | met |")
         L.append("|---|---|---|---|")
         for t in res["targets"]:

@@ -305,7 +305,7 @@ static const struct self_figure self_figures[] = {
 	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
 	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
 	{ "thread_fold", "pmbpf_thread_fold", "bool",
-	  "1 while switches credit each thread's task storage, folded into the processes by a task iterator at each read; 0 while they credit the process entries (docs/benchmarks.md).",
+	  "1 while switches credit each thread's task storage, folded into the processes by a task iterator at each read; 0 while they credit the process entries (docs/findings.md).",
 	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
 };
 

@@ -1096,7 +1096,7 @@ static int read_map(struct session *s)
 /*
  * What a switch saves by crediting task storage (the counts map lookup),
  * and what the fold iterator costs per task on the host at each read
- * (docs/benchmarks.md, issue 19).
+ * (docs/findings.md).
  */
 #define FOLD_SAVED_NS 67
 #define FOLD_WALK_NS  500
