@@ -10,8 +10,19 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILD = os.environ.get("PMBPF_BUILD", os.path.join(ROOT, "build") + "/")
-PMBPF = os.environ.get("PMBPF", os.path.join(BUILD, "pmbpf"))
+
+
+def _from_checkout(path):
+    """PMBPF and PMBPF_BUILD as absolute paths: a relative one (make test's
+    build/) is the checkout's when pytest runs from another directory, and a
+    test that runs pmbpf elsewhere (cwd=) finds it all the same."""
+    if not os.path.isabs(path) and not os.path.exists(path):
+        path = os.path.join(ROOT, path)
+    return os.path.abspath(path) + ("/" if path.endswith("/") else "")
+
+
+BUILD = _from_checkout(os.environ.get("PMBPF_BUILD", os.path.join(ROOT, "build") + "/"))
+PMBPF = _from_checkout(os.environ.get("PMBPF", os.path.join(BUILD, "pmbpf")))
 WORK = os.path.join(BUILD, "workloads", "work")
 
 
@@ -43,6 +54,8 @@ class Recorder:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         self.records = []
+        self.last = time.time()  # when the last record came
+        self.read_error = None
         self.started = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -51,12 +64,38 @@ class Recorder:
             raise RuntimeError("pmbpf did not start: " + self.proc.stderr.read())
 
     def _read(self):
-        for line in self.proc.stdout:
-            rec = json.loads(line)
-            self.records.append(rec)
-            if rec["type"] == "session":
-                self.started.set()
+        try:
+            for line in self.proc.stdout:
+                rec = json.loads(line)
+                self.records.append(rec)
+                self.last = time.time()
+                if rec["type"] == "session":
+                    self.started.set()
+        except Exception as e:  # noqa: BLE001 (said by stalled())
+            self.read_error = f"{type(e).__name__}: {e}"
         self.started.set()
+
+    def stalled(self, waited):
+        """Why no record came: pmbpf exited (its status and stderr), or it runs
+        but wrote nothing for a while (its state and where the kernel has it)."""
+        rc = self.proc.poll()
+        if rc is not None:
+            return (f"pmbpf exited {rc} after {len(self.records)} records: "
+                    + self.proc.stderr.read()[-2000:])
+        where, pids = {}, [self.proc.pid]
+        while pids:  # pmbpf and what it runs under (env, unshare --fork)
+            pid = pids.pop()
+            for f in ("stat", "wchan", "stack", "syscall", f"task/{pid}/children"):
+                try:
+                    with open(f"/proc/{pid}/{f}") as fh:
+                        where[f"{pid}/{f}"] = fh.read().strip()[:600]
+                except OSError as e:
+                    where[f"{pid}/{f}"] = str(e)
+            pids += [int(c) for c in where[f"{pid}/task/{pid}/children"].split() if c.isdigit()]
+        return (f"pmbpf (pid {self.proc.pid}) wrote no record for "
+                f"{time.time() - self.last:.1f} s ({waited} s waited, {len(self.records)} "
+                f"records, reader {'alive' if self.reader.is_alive() else 'ended'}"
+                f"{': ' + self.read_error if self.read_error else ''}): {where}")
 
     def wait_intervals(self, n, timeout=30):
         """Wait until n more system records (interval ends) have arrived."""
@@ -64,7 +103,7 @@ class Recorder:
         end = time.time() + timeout
         while self.count("system") < target:
             if time.time() > end or self.proc.poll() is not None:
-                raise RuntimeError("pmbpf stopped reporting")
+                raise RuntimeError("pmbpf stopped reporting: " + self.stalled(timeout))
             time.sleep(0.02)
 
     def count(self, type_):

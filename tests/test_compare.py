@@ -44,6 +44,12 @@ def merge_runs(docs):
     summary = {}
     for name in doc["summary"]:
         v = [r["metrics"][name] for r in doc["runs"]]
+        if None in v:
+            # a metric without a value in a run (null): stat's summary of it
+            # is null but for n (user/stats.c stats__summary())
+            summary[name] = {"n": len(v), "mean": None, "stddev": None, "rsd_pct": None,
+                             "min": None, "max": None}
+            continue
         mean = sum(v) / len(v)
         sd = statistics.stdev(v)
         summary[name] = {"n": len(v), "mean": round(mean, 6), "stddev": round(sd, 6),

@@ -10,6 +10,7 @@ schedstat in test_cgroup.py); here the question is to whom they are credited.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -111,24 +112,92 @@ def cpus_pair():
     return cpus[-1], cpus[0]
 
 
+def cpu_busy_ns(cpu):
+    """Time CPU cpu has run tasks (user, nice and system; not interrupts, not
+    steal) since boot, from /proc/stat's ticks."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith(f"cpu{cpu} "):
+                v = [int(x) for x in line.split()[1:4]]
+                return sum(v) * 1e9 / os.sysconf("SC_CLK_TCK")
+    raise AssertionError(f"no cpu{cpu} in /proc/stat")
+
+
+def cgroup_usage_ns(path):
+    with open(path + "/cpu.stat") as f:
+        return next(int(l.split()[1]) * 1000 for l in f if l.startswith("usage_usec "))
+
+
+def switches_to(data, cpu, prev, nxt):
+    """How many times the CPU went from task prev straight to task nxt, from
+    perf's switch records (PERF_RECORD_SWITCH_CPU_WIDE) of a perf record -C."""
+    p = subprocess.run(["perf", "script", "-i", data, "--show-switch-events", "-F", "pid,cpu"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    n = 0
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*(\d+)\s+\[0*(\d+)\]\s.*SWITCH_CPU_WIDE IN\s+prev pid/tid:\s*(\d+)/", line)
+        if m and int(m[2]) == cpu and int(m[1]) == nxt and int(m[3]) == prev:
+            n += 1
+    return n
+
+
+def wait_comm(pid, comm, timeout=30):
+    """Until process pid runs comm (it has exec'd it)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(f"/proc/{pid}/comm") as f:
+            if f.read().strip() == comm:
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"{pid} did not exec {comm} in {timeout} s")
+
+
 @pytest.mark.parametrize("wakeups", ["off", "on"])
-def test_victim_delay_goes_to_antagonist(cg, wakeups):
+def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     """A sleeper and a spinner on one CPU: the sleeper's waits are the spinner's doing.
 
     pmbpf runs on the other CPU, so that its own collections do not delay the
-    victim. What else runs on the shared CPU (kworkers, interrupts' threads)
-    may take a little of the delay: the bound is 90%, as the issue states.
-    Waits timed from the scheduler's sched_info (off, the default where the
-    kernel keeps it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
+    victim. What else runs on the shared CPU (kworkers; on a busy host,
+    whatever the scheduler puts there) takes its part of the delay, and a
+    large one: the victim preempts the spinner at once but waits out another
+    task's slice. So the credits are held to what the kernel measured in the
+    same run: perf's switch records of the CPU (every wait that ended with a
+    switch from the spinner to the victim is one the spinner ran in) and the
+    CPU time of everything else on that CPU (cgroups' cpu.stat, /proc/stat),
+    which bounds the wait anything but the spinner can have caused. Waits
+    timed from the scheduler's sched_info (off, the default where the kernel
+    keeps it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
     """
+    if not shutil.which("perf"):
+        pytest.skip("needs perf (linux-perf) for the kernel's switch records")
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
     adir, arel = cg("antagonist")
     p = record("-b", "all", cpu=other, env={"PMBPF_WAKEUP_PROGS": wakeups})
     ant = start_in(adir, cpu, "spin", 60)
+    wait_comm(ant.pid, "work")
     time.sleep(0.3)
+    # who ran after whom on the CPU, from the kernel's own switch records
+    data = str(tmp_path / "switches.data")
+    perf = subprocess.Popen(["taskset", "-c", str(other), "perf", "record", "-q", "-e", "dummy",
+                             "-C", str(cpu), "--switch-events", "-o", data],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    busy0, ant0 = cpu_busy_ns(cpu), cgroup_usage_ns(adir)
     vic = start_in(vdir, cpu, "sleep", 2000, 500)
     vout, _ = vic.communicate(timeout=60)
+    busy1, ant1, vic_ns = cpu_busy_ns(cpu), cgroup_usage_ns(adir), cgroup_usage_ns(vdir)
+    perf.send_signal(signal.SIGINT)
+    _, perr = perf.communicate(timeout=60)
+    assert perf.returncode in (0, -signal.SIGINT), perr
+    # the victim's waits that ended with the spinner on the CPU: the spinner
+    # ran in each of them
+    ended_by_spinner = switches_to(data, cpu, ant.pid, vic.pid)
+    # what ran on the CPU besides the pair (ticks, less the pair's exact
+    # times), and the spinner's share of what ran there besides the victim
+    others = max(0, busy1 - busy0 - vic_ns - (ant1 - ant0))
+    share = (ant1 - ant0) / (ant1 - ant0 + others)
     time.sleep(0.6)
     recs = finish(p)
     ant.kill()
@@ -140,10 +209,18 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups):
     waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)
     by_ant = delayed(vrows, "delayed_by", arel)
     assert waited > 0
-    assert by_ant >= 0.9 * waited, (by_ant, waited, [r["delayed_by"] for r in vrows])
     # the credit never exceeds the waits it is cut from
     by_all = sum(d["ns"] for r in vrows for d in r["delayed_by"])
     assert by_all <= waited, (by_all, waited)
+    # Time: the spinner ran whenever nothing else did, so at least the wait
+    # that the others' time on the CPU cannot cover is its. Alone with the
+    # victim, nearly all of it; on a busy host the others' few long slices
+    # can cover all of it (the victim preempts the spinner at once, but waits
+    # out another task's slice), and then the waits below carry the test.
+    assert by_ant >= 0.9 * (waited - others), (by_ant, waited, others,
+                                               [r["delayed_by"] for r in vrows])
+    count_cg = sum(r["self"]["runq"]["count"] for r in vrows)
+    ant_waits = sum(d["waits"] for r in vrows for d in r["delayed_by"] if d["cgroup"] == arel)
     # the same pairs seen from the antagonist's side: "delayed" lists the victim
     arows = cgroup_rows(recs, arel)
     assert delayed(arows, "delayed", vrel) == by_ant
@@ -152,14 +229,23 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups):
     assert procs
     by_spin = sum(d["ns"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
     pwaited = sum(r["runq"]["total_ns"] for r in procs)
-    assert by_spin >= 0.9 * pwaited, (by_spin, pwaited, [r["delayed_by"] for r in procs])
+    assert by_spin >= 0.9 * (pwaited - others), (by_spin, pwaited, others,
+                                                 [r["delayed_by"] for r in procs])
     names = {d["comm"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid}
     assert names == {"work"}
     # waits: each of the victim's waits the spinner ran in counts once, so at
-    # most the victim's waits, and nearly all of them (the spinner held the CPU)
+    # most the victim's waits, and at least those the kernel saw the spinner end
     count = sum(r["runq"]["count"] for r in procs)
     spin_waits = sum(d["waits"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
-    assert 0.9 * count <= spin_waits <= count, (spin_waits, count)
+    assert ended_by_spinner <= spin_waits <= count, (spin_waits, ended_by_spinner, count)
+    # the same for the cgroups, but for the victim's waits before its shell
+    # joined its cgroup (the process's, not the cgroup's)
+    assert ended_by_spinner - (count - count_cg) <= ant_waits <= count_cg, (
+        ant_waits, ended_by_spinner, count, count_cg, json.dumps([r["delayed_by"] for r in vrows]))
+    print(f"spinner's share of the CPU besides the victim {share:.3f} (others "
+          f"{others / 1e6:.1f} ms); of the victim's wait {by_ant / waited:.3f} of "
+          f"{waited / 1e6:.1f} ms; in {spin_waits} of its {count} waits, "
+          f"{ended_by_spinner} ended by a switch from the spinner")
 
 
 def v1_cpu_mount():
