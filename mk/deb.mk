@@ -18,8 +18,8 @@ deb:
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
 	$(Q)tar -c --exclude=./.git --exclude=./$(patsubst $(abspath .)/%,%,$(OUTPUT)) \
 		--exclude=./build --exclude=./debian/pmbpf --exclude=./debian/.debhelper . | tar -x -C $(DEB_SRC)
-	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b > ../build.log 2>&1 || \
-		{ tail -n 40 ../build.log; echo "make deb: dpkg-buildpackage failed (log: $(DEB_DIR)build.log)"; exit 1; }
+	$(Q)cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b > $(abspath $(DEB_DIR))/build.log 2>&1 || \
+		{ tail -n 40 $(abspath $(DEB_DIR))/build.log; echo "make deb: dpkg-buildpackage failed (log: $(DEB_DIR)build.log)"; exit 1; }
 	$(Q)mv $(DEB_DIR)src/*.deb $(DEB_DIR)src/*.changes $(DEB_DIR)src/*.buildinfo $(DEB_DIR)
 	$(Q)rm -rf $(DEB_DIR)src
 	@ls -l $(DEB_DIR)*.deb

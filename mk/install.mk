@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # make install                 binary, systemd unit, defaults, sysusers, sysctl,
-#                              man pages, bash completion, docs, Prometheus rules
+#                              man pages, bash completion, docs, Prometheus rules and
+#                              their promtool tests ($(DATADIR)/prometheus/)
 #                              (then: systemctl daemon-reload; systemctl enable --now pmbpf)
 # make install DESTDIR=/tmp/x PREFIX=/usr    staged or elsewhere
 #
@@ -17,6 +18,9 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 SYSCTLDIR ?= $(PREFIX)/lib/sysctl.d
 DOCDIR ?= $(PREFIX)/share/doc/pmbpf
+# Data that must stay as it is (not compressed as docs are): the Prometheus rules
+# and their tests, whose rule_files: name ../pmbpf-rules.yml.
+DATADIR ?= $(PREFIX)/share/pmbpf
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
@@ -29,7 +33,7 @@ DOC_FILES := $(wildcard docs/*.md) docs/flamegraph-example.svg docs/flamegraph-e
 install: $(OUTPUT)pmbpf man
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/pmbpf)
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(SYSCTLDIR) \
-		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR)/deploy/prometheus $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DATADIR)/prometheus/tests $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(BASHCOMPDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)pmbpf $(DESTDIR)$(BINDIR)/pmbpf
 	$(Q)sed -e 's|/usr/local/bin/pmbpf|$(BINDIR)/pmbpf|' \
@@ -44,12 +48,15 @@ install: $(OUTPUT)pmbpf man
 	$(Q)$(INSTALL) -m 0644 deploy/pmbpf.bash-completion $(DESTDIR)$(BASHCOMPDIR)/pmbpf
 	$(Q)$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	$(Q)$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/docs/
-	$(Q)$(INSTALL) -m 0644 deploy/prometheus/pmbpf-rules.yml $(DESTDIR)$(DOCDIR)/deploy/prometheus/
+	$(Q)$(INSTALL) -m 0644 deploy/prometheus/pmbpf-rules.yml $(DESTDIR)$(DATADIR)/prometheus/
+	$(Q)$(INSTALL) -m 0644 deploy/prometheus/tests/*.test.yml $(DESTDIR)$(DATADIR)/prometheus/tests/
 	$(Q)if [ -n "$(DESTDIR)" ]; then \
 		echo "staged into $(DESTDIR) (nothing enabled or started)"; \
 	elif [ -d /run/systemd/system ]; then \
+		was=$$(cat /proc/sys/kernel/perf_event_paranoid); \
 		systemd-sysusers $(SYSUSERSDIR)/pmbpf.conf && \
 		sysctl -q -p $(SYSCTLDIR)/50-pmbpf.conf && systemctl daemon-reload && \
+		echo "kernel.perf_event_paranoid: $$was -> 2, now and at every boot ($(SYSCTLDIR)/50-pmbpf.conf: CAP_PERFMON counts at 2, not at Debian's 3; docs/service.md)" && \
 		echo "installed; start with: systemctl enable --now pmbpf   (then: curl -s http://127.0.0.1:9465/metrics)"; \
 	else \
 		echo "installed; systemd is not running here: run $(BINDIR)/pmbpf by hand (pmbpf serve for the metrics)"; \
@@ -61,6 +68,6 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/pmbpf \
 		$(patsubst $(OUTPUT)man/%,$(DESTDIR)$(MANDIR)/man8/%,$(filter %.8,$(MAN_PAGES))) \
 		$(patsubst $(OUTPUT)man/%,$(DESTDIR)$(MANDIR)/man7/%,$(filter %.7,$(MAN_PAGES)))
-	$(Q)rm -rf $(DESTDIR)$(DOCDIR)
+	$(Q)rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(DATADIR)
 
 .PHONY: uninstall

@@ -115,7 +115,7 @@ def test_completion_arguments():
     assert "sched:sched_switch" in complete("record", "-e", "sched:sched_sw")
     assert str(os.getpid()) in complete("record", "-p", str(os.getpid()))
     assert set(complete("record", "-o", "")) == {"table", "json", "csv"}
-    assert set(complete("record", "-b", "")) == {"process", "cgroup", "all"}
+    assert set(complete("record", "-b", "")) == {"process", "thread", "cgroup", "all"}
     assert "/bin/" not in complete("stat", "--", "l"), "a command after --"
     assert "ls" in complete("stat", "-e", "task-clock", "--", "l")
 
@@ -144,3 +144,23 @@ def test_completion_cgroups():
 def test_completion_is_valid_bash():
     p = subprocess.run(["bash", "-n", COMPLETION], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.skipif(not shutil.which("dpkg"), reason="make deb needs dpkg (Debian)")
+def test_deb_failure_names_its_log(tmp_path):
+    """When dpkg-buildpackage fails, make deb shows the end of the build log
+    and names the log, which exists and holds the build's output."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "dpkg-buildpackage").write_text("#!/bin/sh\necho 'a build step failed here'\nexit 2\n")
+    (fake / "dpkg-buildpackage").chmod(0o755)
+    env = dict(os.environ, PATH=f"{fake}:{os.environ['PATH']}")
+    p = subprocess.run(["make", "-s", "deb", f"OUTPUT={tmp_path}/out/"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    m = re.search(r"dpkg-buildpackage failed \(log: (\S+)\)", p.stdout + p.stderr)
+    assert m, p.stdout + p.stderr
+    log = m.group(1) if os.path.isabs(m.group(1)) else os.path.join(ROOT, m.group(1))
+    with open(log) as f:
+        assert "a build step failed here" in f.read()
+    assert "a build step failed here" in p.stdout  # its end, shown

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, PMBPF, ROOT
+from conftest import BUILD, PMBPF, ROOT, needs_root
 
 MAN_DIR = os.path.join(BUILD, "man")
 TEMPLATES = sorted(glob.glob(os.path.join(ROOT, "docs", "man", "*.in")))
@@ -124,3 +124,34 @@ def test_version_from_changelog():
         version = re.match(r"^pmbpf \(([^)]+)\)", f.readline()).group(1)
     out = subprocess.run([PMBPF, "--version"], capture_output=True, text=True).stdout
     assert out == f"pmbpf {version}\n"
+
+
+@needs_man
+@needs_root
+def test_top_keys_are_the_help_screen():
+    """pmbpf-top(8)'s KEYS section is the key table that top itself shows for
+    '?': every key line of the screen, its keys and what they do, and no other."""
+    from test_top import Pane
+    p = Pane("", 160, 50)
+    try:
+        p.wait(lambda s: s[-1].startswith("?Help"), timeout=30, what="the view")
+        p.keys("?")
+        screen = p.wait(lambda s: s[0].startswith("pmbpf top: keys") and s, what="the help")
+    finally:
+        p.close()
+    shown = []
+    for line in screen[2:]:
+        if not line.strip():
+            break
+        gap = list(re.finditer(r" {2,}(?=\S)", line))[-1]  # before what the keys do
+        keys = re.sub(r" +or +", " or ", line[:gap.start()].strip())
+        shown.append(" ".join(f"{keys} {line[gap.end():]}".split()))
+    assert len(shown) >= 10, screen
+    p = render("pmbpf-top.8", width=200)
+    assert p.returncode == 0 and not p.stderr, p.stderr
+    page = " ".join(" ".join(sections(p.stdout)["KEYS"]).split())
+    missing = [k for k in shown if k not in page]
+    assert not missing, (missing, page)
+    with open(os.path.join(MAN_DIR, "pmbpf-top.8")) as f:
+        roff = f.read()
+    assert roff.split(".SH KEYS", 1)[1].split(".SH ", 1)[0].count(".TP") == len(shown)

@@ -651,8 +651,10 @@ def test_grace_period():
 
 
 def test_unit_file(tmp_path):
-    """make install stages the unit, defaults, sysusers, sysctl, man pages, completion and
-    docs (with what they link to); the unit verifies."""
+    """make install stages the unit, defaults, sysusers, sysctl, man pages, completion,
+    docs (with what they link to) and the Prometheus rules with their tests, uncompressed
+    data under share/pmbpf (promtool passes them where installed); the unit verifies, its
+    Documentation= is pmbpf-serve(8)."""
     dest = tmp_path / "root"
     p = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", f"OUTPUT={BUILD}"],
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -665,8 +667,16 @@ def test_unit_file(tmp_path):
               "usr/local/lib/sysusers.d/pmbpf.conf", "usr/local/lib/sysctl.d/50-pmbpf.conf",
               "etc/default/pmbpf", "usr/local/share/man/man8/pmbpf-record.8",
               "usr/local/share/man/man7/pmbpf-fields.7",
-              "usr/local/share/bash-completion/completions/pmbpf", doc + "README.md"):
+              "usr/local/share/bash-completion/completions/pmbpf", doc + "README.md",
+              "usr/local/share/pmbpf/prometheus/pmbpf-rules.yml",
+              "usr/local/share/pmbpf/prometheus/tests/alerts.test.yml",
+              "usr/local/share/pmbpf/prometheus/tests/recording.test.yml"):
         assert (dest / f).exists(), f
+    if shutil.which("promtool"):
+        rules = dest / "usr/local/share/pmbpf/prometheus"
+        p = subprocess.run(["promtool", "test", "rules"] + sorted(os.listdir(rules / "tests")),
+                           cwd=rules / "tests", capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
     # every relative link of the installed docs resolves among the installed files
     broken = []
     for md in [dest / doc / "README.md"] + sorted((dest / doc / "docs").glob("*.md")):
@@ -680,16 +690,21 @@ def test_unit_file(tmp_path):
     unit = tmp_path / "pmbpf.service"
     text = (dest / "usr/local/lib/systemd/system/pmbpf.service").read_text()
     assert "ExecStart=/usr/local/bin/pmbpf serve $PMBPF_OPTS" in text
+    assert re.search(r"^Documentation=man:pmbpf-serve\(8\) ", text, re.M), text
     unit.write_text(text.replace("/usr/local/bin/pmbpf", str(dest / "usr/local/bin/pmbpf")))
-    # verify looks up each man: page of Documentation= with man(1)
+    # verify looks up each man: page of Documentation= with man(1): the staged
+    # pages first
+    env = dict(os.environ, MANPATH=f"{dest}/usr/local/share/man:")
     for page in re.findall(r"man:(\S+)\((\d)\)", text):
         if not shutil.which("man"):
             pytest.skip("man (man-db) is not installed: systemd-analyze verify checks "
                         "Documentation=man:... with it (./deploy/install-deps.sh installs it)")
-        if subprocess.run(["man", "-w", page[1], page[0]], capture_output=True).returncode:
+        if subprocess.run(["man", "-w", page[1], page[0]], capture_output=True,
+                          env=env).returncode:
             pytest.skip(f"man page {page[0]}({page[1]}) is not installed (manuals excluded "
                         "by dpkg?): systemd-analyze verify checks Documentation= with it")
-    p = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    p = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True,
+                       env=env)
     assert p.returncode == 0 and not p.stderr.strip(), p.stderr
     p = subprocess.run(["systemd-analyze", "security", "--offline=yes", str(unit)],
                        capture_output=True, text=True)

@@ -12,11 +12,14 @@ itself is generated, so that it cannot drift from the binary:
   @COMMANDS@          the command table of pmbpf help (pmbpf.8)
   @INCLUDE file@      a shared fragment from docs/man/ (e.g. events.roff)
   @MARKDOWN file@     a Markdown file of the checkout (docs/fields.md) as roff
+  @KEYS file@         the key table of top's help screen (help_lines[] in
+                      user/top.c, the lines that top draws for '?') as .TP items
 
 CMD comes from the template's file name (pmbpf-record.8.in: record).
 Usage: mkman.py --pmbpf BIN --version V --date YYYY-MM-DD TEMPLATE > PAGE
 """
 import argparse
+import ast
 import os
 import re
 import subprocess
@@ -186,6 +189,29 @@ def markdown_roff(md):
     return text.strip("\n").removesuffix(".PP").rstrip("\n")
 
 
+def keys_roff(c_source):
+    """The key lines of help_lines[] in top's C source ("  KEYS   WHAT": the
+    key column ends at the last run of two or more spaces) as .TP items."""
+    m = re.search(r"help_lines\[\] = \{(.*?)\n\};", c_source, re.S)
+    if not m:
+        sys.exit("mkman: no help_lines[] in top's source")
+    rows = []
+    for lit in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(1)):
+        line = ast.literal_eval(lit)
+        gaps = list(re.finditer(r" {2,}(?=\S)", line))
+        if not line.startswith("  ") or len(gaps) < 2:
+            if rows and not line.strip():
+                break  # the blank line after the keys
+            continue
+        keys, what = line[:gaps[-1].start()].strip(), line[gaps[-1].end():]
+        keys = " or ".join("\\fB" + esc(k.strip(), False) + "\\fR"
+                           for k in re.split(r" +or +", keys))
+        rows += [".TP", keys, esc(what)]
+    if not rows:
+        sys.exit("mkman: no key lines in help_lines[]")
+    return "\n".join(rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pmbpf", required=True)
@@ -209,6 +235,11 @@ def main():
         with open(os.path.join(here, "..", "..", m.group(1))) as f:
             return markdown_roff(f.read())
     text = re.sub(r"^@MARKDOWN (\S+)@$", markdown, text, flags=re.M)
+
+    def keys(m):
+        with open(os.path.join(here, "..", "..", m.group(1))) as f:
+            return keys_roff(f.read())
+    text = re.sub(r"^@KEYS (\S+)@$", keys, text, flags=re.M)
 
     cmds = command_table(a.pmbpf)
     if cmd and cmd in cmds:
