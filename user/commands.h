@@ -71,4 +71,15 @@ int privileges__check(void);
  */
 const char *perm__why(char *buf, size_t len);
 
+/*
+ * Above 2 (Debian's and Ubuntu's default 3), kernel.perf_event_paranoid makes
+ * perf_event_open need CAP_SYS_ADMIN: CAP_PERFMON, all pmbpf.service holds,
+ * is not enough. The one command that lowers it to the upstream default, now
+ * and at every boot (sysctl -w prints the setting, in sysctl.d's syntax).
+ * pmbpf never changes it itself: that is the admin's decision.
+ */
+#define PARANOID_FIX "sysctl -w kernel.perf_event_paranoid=2 | tee /etc/sysctl.d/50-pmbpf.conf"
+/* kernel.perf_event_paranoid, or INT_MIN if it cannot be read. */
+int perf_paranoid(void);
+
 #endif

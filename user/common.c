@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,19 +220,23 @@ int caps__read(struct caps *c)
 
 const char *perm__why(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-	int paranoid = 2;
+	int paranoid = perf_paranoid();
 	struct caps c;
 
-	if (f) {
-		if (fscanf(f, "%d", &paranoid) != 1)
-			paranoid = 2;
-		fclose(f);
+	if (paranoid == INT_MIN)
+		paranoid = 2;
+	if (!caps__read(&c) && !c.admin && paranoid > 2) {
+		/* what is missing, and the one command that gives it */
+		snprintf(
+			buf, len,
+			"kernel.perf_event_paranoid is %d (above 2, Debian's default), where opening a perf event needs CAP_SYS_ADMIN and CAP_PERFMON is not enough; to count with CAP_PERFMON, as root: " PARANOID_FIX,
+			paranoid);
+		return buf;
 	}
 	if (caps__read(&c) || (!c.admin && !(c.perfmon && paranoid <= 2))) {
 		snprintf(
 			buf, len,
-			"CPU-wide counters need CAP_PERFMON and kernel.perf_event_paranoid <= 2 (above 2, as Debian's default 3, they need CAP_SYS_ADMIN)");
+			"CPU-wide counters need CAP_PERFMON: run as root or grant it (AmbientCapabilities=CAP_BPF CAP_PERFMON, as pmbpf.service does)");
 		return buf;
 	}
 	snprintf(
@@ -240,6 +245,19 @@ const char *perm__why(char *buf, size_t len)
 		c.admin ? "CAP_SYS_ADMIN" : "CAP_PERFMON", paranoid,
 		c.admin ? " to anyone" : " without CAP_SYS_ADMIN");
 	return buf;
+}
+
+int perf_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int v = INT_MIN;
+
+	if (!f)
+		return INT_MIN;
+	if (fscanf(f, "%d", &v) != 1)
+		v = INT_MIN;
+	fclose(f);
+	return v;
 }
 
 int privileges__check(void)

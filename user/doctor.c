@@ -242,7 +242,12 @@ static void check_sysctls(struct doctor *d)
 		if (v > 2 && !d->cap_admin)
 			/* Debian's level 3: perf_event_open needs CAP_SYS_ADMIN */
 			add(d, "perf_event_paranoid", ST_WARN,
-			    "%d: above 2 (Debian's default), opening any perf event needs CAP_SYS_ADMIN even with CAP_PERFMON; set kernel.perf_event_paranoid=2 (make install ships deploy/pmbpf.sysctl for it)",
+			    "%d: above 2 (Debian's default), opening any perf event needs CAP_SYS_ADMIN, CAP_PERFMON is not enough: no perf counter (CPU time, switches and run-queue latency still work); fix, as root: " PARANOID_FIX,
+			    v);
+		else if (v > 2)
+			/* root counts; the service, with CAP_PERFMON only, does not */
+			add(d, "perf_event_paranoid", ST_WARN,
+			    "%d: above 2 (Debian's default): counting here only by CAP_SYS_ADMIN; pmbpf.service, which holds CAP_BPF and CAP_PERFMON only, gets no perf counter; fix, as root: " PARANOID_FIX,
 			    v);
 		else if (d->cap_perfmon || d->cap_admin || v <= 0)
 			add(d, "perf_event_paranoid", ST_OK, "%d: CPU-wide counters allowed (%s)",

@@ -126,7 +126,7 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 		if (ev[i].state == EVENT_PERMISSION_DENIED)
 			break;
 	if (i < nr) {
-		char why[256];
+		char why[512];
 
 		pr_err("%s\n", perm__why(why, sizeof(why)));
 	}

@@ -309,7 +309,7 @@ static bool group_has_member(const struct session *s, int g, int i)
 /* Say in one line why the kernel refused an event; false when it merely does not exist here. */
 static bool refused(const struct event_info *ev, int err)
 {
-	char why[256];
+	char why[512];
 
 	if (ev->state == EVENT_PERMISSION_DENIED) {
 		pr_err("event %s: permission denied (%s): %s\n", ev->spec.name, strerror(err),

@@ -90,20 +90,56 @@ files=$(in_root dpkg -L pmbpf | sort)
 # --- the files ------------------------------------------------------------------
 missing=
 for f in /usr/sbin/pmbpf /lib/systemd/system/pmbpf.service /usr/lib/sysusers.d/pmbpf.conf \
-	/usr/lib/sysctl.d/50-pmbpf.conf /etc/default/pmbpf /usr/share/man/man8/pmbpf.8.gz \
-	/usr/share/man/man8/pmbpf-record.8.gz /usr/share/man/man7/pmbpf-fields.7.gz \
+	/usr/share/pmbpf/50-pmbpf.conf /etc/default/pmbpf /usr/share/man/man8/pmbpf.8.gz \
+	/usr/share/man/man8/pmbpf-record.8.gz /usr/share/man/man8/pmbpf-serve.8.gz \
+	/usr/share/man/man7/pmbpf-fields.7.gz \
 	/usr/share/bash-completion/completions/pmbpf /usr/share/doc/pmbpf/README.md \
 	/usr/share/doc/pmbpf/docs/fields.md /usr/share/doc/pmbpf/docs/flamegraph-example.svg \
-	/usr/share/doc/pmbpf/copyright; do
+	/usr/share/doc/pmbpf/copyright /usr/share/doc/pmbpf/README.Debian \
+	/usr/share/doc/pmbpf/NEWS.Debian.gz /usr/share/pmbpf/prometheus/pmbpf-rules.yml \
+	/usr/share/pmbpf/prometheus/tests/alerts.test.yml \
+	/usr/share/pmbpf/prometheus/tests/recording.test.yml; do
 	[ -e "$root$f" ] || missing="$missing $f"
 done
 conffiles=$(in_root dpkg-query -W -f='${Conffiles}' pmbpf | awk '{ print $1 }' | tr '\n' ' ')
 exec_start=$(sed -n 's/^ExecStart=//p' "$root/lib/systemd/system/pmbpf.service")
+docs=$(sed -n 's/^Documentation=//p' "$root/lib/systemd/system/pmbpf.service")
+# the unit's man page is in the package; the doc file it names too
+doc_ok=1
+for d in $docs; do
+	case $d in
+	man:pmbpf-serve\(8\)) [ -e "$root/usr/share/man/man8/pmbpf-serve.8.gz" ] || doc_ok=0 ;;
+	file:*) [ -e "$root${d#file:}" ] || doc_ok=0 ;;
+	*) doc_ok=0 ;;
+	esac
+done
+case $docs in man:pmbpf-serve\(8\)*) ;; *) doc_ok=0 ;; esac
 if [ -z "$missing" ] && [ "$conffiles" = "/etc/default/pmbpf " ] &&
-	[ "$exec_start" = '/usr/sbin/pmbpf serve $PMBPF_OPTS' ]; then
-	pass files "$(echo "$files" | wc -l) paths; conffiles: $conffiles; ExecStart=$exec_start"
+	[ "$exec_start" = '/usr/sbin/pmbpf serve $PMBPF_OPTS' ] && [ "$doc_ok" = 1 ]; then
+	pass files "$(echo "$files" | wc -l) paths; conffiles: $conffiles; ExecStart=$exec_start; Documentation=$docs"
 else
-	fail files "missing:${missing:- none}; conffiles '$conffiles'; ExecStart=$exec_start"
+	fail files "missing:${missing:- none}; conffiles '$conffiles'; ExecStart=$exec_start; Documentation=$docs"
+fi
+
+# --- kernel.perf_event_paranoid is the admin's ---------------------------------------
+# No sysctl.d file of the package's (it would lower the level at every boot),
+# the setting explained in README.Debian and NEWS.Debian with the command.
+fix='sysctl -w kernel.perf_event_paranoid=2 | tee /etc/sysctl.d/50-pmbpf.conf'
+active=$(echo "$files" | grep -E '/sysctl\.d/' || true)
+if [ -z "$active" ] && grep -qF "$fix" "$root/usr/share/doc/pmbpf/README.Debian" &&
+	zcat "$root/usr/share/doc/pmbpf/NEWS.Debian.gz" | grep -qF "$fix" &&
+	! grep -Eq '^[[:space:]]*(/lib/systemd/|/usr/lib/systemd/)?(systemd-)?sysctl ' "$root/var/lib/dpkg/info/pmbpf.postinst"; then
+	pass paranoid "no sysctl.d file; README.Debian and NEWS.Debian give '$fix'; the postinst sets nothing"
+else
+	fail paranoid "sysctl.d files: ${active:-none}; README.Debian/NEWS.Debian without '$fix', or the postinst runs sysctl"
+fi
+# the rules' tests run where they are installed (promtool reads ../pmbpf-rules.yml)
+if command -v promtool >/dev/null 2>&1; then
+	if (cd "$root/usr/share/pmbpf/prometheus/tests" && promtool test rules ./*.test.yml >/dev/null 2>&1); then
+		pass rules "promtool test rules in /usr/share/pmbpf/prometheus/tests: passed"
+	else
+		fail rules "promtool test rules in /usr/share/pmbpf/prometheus/tests failed"
+	fi
 fi
 
 # --- the user, made by systemd-sysusers from the package's sysusers.d file ---------

@@ -17,6 +17,9 @@ PMBPF_BIN=/usr/local/bin/pmbpf
 PMBPF_SYSCTL=/usr/local/lib/sysctl.d/50-pmbpf.conf
 PMBPF_SYSUSERS=/usr/local/lib/sysusers.d/pmbpf.conf
 PMBPF_HOW="make install"
+# make install applies the sysctl file; the package leaves the level alone
+# (PMBPF_SYSCTL_ACTIVE=0) and the admin runs the command the service logs.
+PMBPF_SYSCTL_ACTIVE=1
 # shellcheck disable=SC1091
 [ -r /etc/pmbpf-vmtest.env ] && . /etc/pmbpf-vmtest.env
 
@@ -62,14 +65,52 @@ else
 	show unit.txt
 fi
 
-# --- the sysctl.d drop-in, applied at boot -----------------------
+# --- kernel.perf_event_paranoid -----------------------------------------
 # Debian's kernel starts at kernel.perf_event_paranoid=3, where
 # perf_event_open needs CAP_SYS_ADMIN and CAP_PERFMON is not enough.
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
-if [ -f "$PMBPF_SYSCTL" ] && [ "$paranoid" -le 2 ]; then
-	pass sysctl "kernel.perf_event_paranoid=$paranoid ($PMBPF_SYSCTL)"
+if [ "$PMBPF_SYSCTL_ACTIVE" = 1 ]; then
+	# make install's sysctl.d drop-in, applied at boot
+	if [ -f "$PMBPF_SYSCTL" ] && [ "$paranoid" -le 2 ]; then
+		pass sysctl "kernel.perf_event_paranoid=$paranoid ($PMBPF_SYSCTL)"
+	else
+		fail sysctl "kernel.perf_event_paranoid=$paranoid: perf events need CAP_SYS_ADMIN at 3"
+	fi
 else
-	fail sysctl "kernel.perf_event_paranoid=$paranoid: perf events need CAP_SYS_ADMIN at 3"
+	# The package left the kernel's 3 alone (its sysctl file is inactive, in
+	# /usr/share/pmbpf); the service says what is missing and the command.
+	active=$(ls /etc/sysctl.d/*pmbpf* /usr/lib/sysctl.d/*pmbpf* /lib/sysctl.d/*pmbpf* 2>/dev/null | tr '\n' ' ')
+	if [ "$paranoid" = 3 ] && [ -z "$active" ] && [ -f "$PMBPF_SYSCTL" ]; then
+		pass sysctl-untouched "kernel.perf_event_paranoid=$paranoid, as Debian's kernel set it; no pmbpf sysctl.d file (inactive copy: $PMBPF_SYSCTL)"
+	else
+		fail sysctl-untouched "kernel.perf_event_paranoid=$paranoid, active sysctl.d files: ${active:-none}, $PMBPF_SYSCTL $([ -f "$PMBPF_SYSCTL" ] || echo missing)"
+	fi
+	tries=600
+	while [ "$(systemctl show -p SubState --value pmbpf)" != running ] && [ "$tries" -gt 0 ]; do
+		tries=$((tries - 1))
+		sleep 0.1
+	done
+	line=$(journalctl -b -q --no-pager -o cat -u pmbpf | grep -m 1 'kernel.perf_event_paranoid is 3')
+	cmd=$(echo "$line" | sed -n 's/.* as root: //p')
+	doc=$(pmbpf_doctor=$("$PMBPF_BIN" doctor 2>&1); echo "$pmbpf_doctor" | grep -m 1 'perf_event_paranoid  ')
+	if [ "$cmd" = "sysctl -w kernel.perf_event_paranoid=2 | tee /etc/sysctl.d/50-pmbpf.conf" ] &&
+		echo "$doc" | grep -q '^ *warn .*3: above 2.*pmbpf.service.*fix, as root: sysctl -w kernel.perf_event_paranoid=2 | tee /etc/sysctl.d/50-pmbpf.conf$'; then
+		pass paranoid-notice "the service's journal: '$line'; pmbpf doctor (root): '$(echo "$doc" | sed 's/  */ /g')'"
+	else
+		fail paranoid-notice "journal: '${line:-no line}'; doctor: '${doc:-no line}'"
+		journal notice.journal
+		show notice.journal
+	fi
+	# the admin runs the command as given, then restarts the service: it must
+	# count from then on (checked below: event-states, perf-events)
+	out=$(sh -c "${cmd:-false}" 2>&1)
+	now=$(cat /proc/sys/kernel/perf_event_paranoid)
+	if [ "$now" = 2 ] && [ "$(cat /etc/sysctl.d/50-pmbpf.conf 2>/dev/null)" = "kernel.perf_event_paranoid = 2" ] &&
+		systemctl restart pmbpf; then
+		pass paranoid-fix "'$cmd' printed '$out': kernel.perf_event_paranoid=$now, /etc/sysctl.d/50-pmbpf.conf written; pmbpf restarted"
+	else
+		fail paranoid-fix "'$cmd': '$out', kernel.perf_event_paranoid=$now, /etc/sysctl.d/50-pmbpf.conf: '$(cat /etc/sysctl.d/50-pmbpf.conf 2>&1)'"
+	fi
 fi
 
 # --- started at boot, ready (Type=notify: active only after READY=1) -----
