@@ -901,10 +901,17 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
 		c = bpf_map_lookup_elem(&counts, &key);
-		/* Leave the entry for userspace to find and report as dead. */
-		if (c)
+		/*
+		 * Leave the entry for userspace to find and report as dead: the
+		 * record is dropped, the exit is not lost. Lost only when the
+		 * entry is gone too.
+		 */
+		if (c) {
 			c->flags |= PMBPF_F_DEAD | end;
-		stat_inc(PMBPF_STAT_EXITS_LOST);
+			stat_inc(PMBPF_STAT_EXITS_DROPPED);
+		} else {
+			stat_inc(PMBPF_STAT_EXITS_LOST);
+		}
 		return;
 	}
 	stat_inc(PMBPF_STAT_EXITS);

@@ -89,12 +89,13 @@ enum pmbpf_stat {
 	PMBPF_STAT_READ_ERRORS, /* bpf_perf_event_read_value failures */
 	PMBPF_STAT_OVERFLOW, /* credits that went to the overflow entry */
 	PMBPF_STAT_EXITS, /* exit records sent */
-	PMBPF_STAT_EXITS_LOST, /* exit records the ring buffer had no room for */
+	PMBPF_STAT_EXITS_DROPPED, /* exit records the ring buffer had no room for (entry kept) */
 	PMBPF_STAT_FLUSHES, /* userspace-triggered flushes */
 	PMBPF_STAT_WAKEUPS, /* sched_wakeup and sched_wakeup_new calls */
 	PMBPF_STAT_WAIT_UNMATCHED, /* run-queue/off-CPU waits dropped: task not the one expected */
 	PMBPF_STAT_SPAN_UNMATCHED, /* spans whose start this CPU did not see for this task */
 	PMBPF_STAT_DELAY_DROPPED, /* --delays: credits that found the delays map full */
+	PMBPF_STAT_EXITS_LOST, /* dropped exit records whose entry was gone: counts lost */
 	PMBPF_STAT_NR,
 };
 

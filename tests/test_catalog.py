@@ -356,7 +356,8 @@ def test_self_statistics(out):
     samples = {name: v for name, labels, v in prom_samples(out["metrics.prom"]) if not labels}
     values = {s["name"]: s["value"] for s in out["expected"]["self"]}
     footer = out["table.txt"].splitlines()[-1]
-    notes = {"overflow_credits": r"(\d+) credits folded", "exit_records_lost": r"exit records lost: (\d+)"}
+    notes = {"overflow_credits": r"(\d+) credits folded", "exit_records_lost": r"exit records lost: (\d+)",
+             "exit_records_dropped": r"exit records dropped: (\d+)"}
     for sf in SELF:
         v = values[sf["name"]]
         if "json" in sf["outputs"]:

@@ -230,3 +230,41 @@ def test_profile_stops_while_its_reader_does_not_read(tmp_path):
         for b in burners:
             b.kill()
             b.wait()
+
+
+@needs_root
+def test_a_reader_that_pauses_gives_one_long_interval_not_a_burst():
+    """Output blocked for 2 s at -i 200ms (as a collection slowed by an exit
+    storm would be): the next interval is that long, the ones after it are
+    200 ms again. No burst of near-empty intervals at one timestamp to catch
+    up; late_intervals counts it and one line says so."""
+    r, w = unread_pipe()
+    p = subprocess.Popen([PMBPF, "record", "-o", "json", "-i", "200ms"], stdout=w,
+                         stderr=subprocess.PIPE)
+    os.close(w)
+    records = []
+    with os.fdopen(r, "rb") as f:
+        try:
+            while not any(x["type"] == "system" for x in records):
+                records.append(json.loads(f.readline()))
+            time.sleep(2)
+            end = time.monotonic() + 3
+            while time.monotonic() < end:
+                records.append(json.loads(f.readline()))
+        finally:
+            p.send_signal(signal.SIGINT)
+            f.read()
+            p.wait(timeout=30)
+    err = p.stderr.read().decode()
+    systems = [x for x in records if x["type"] == "system"]
+    intervals = [s["interval_s"] for s in systems]
+    assert len(systems) >= 8, intervals
+    assert max(intervals) >= 1.5, intervals
+    # the stop's partial interval (SIGINT) is not among those read
+    assert min(intervals) >= 0.15, intervals
+    assert len({s["time"] for s in systems}) == len(systems), [s["time"] for s in systems]
+    assert systems[-1]["late_intervals"] >= 1, systems[-1]
+    assert systems[0]["late_intervals"] == 0, systems[0]
+    late = [l for l in err.splitlines() if "collection falls behind" in l]
+    assert len(late) == 1, err
+    assert late[0].startswith("pmbpf: collection falls behind: an interval of 0.2 s took "), late

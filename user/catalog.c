@@ -279,8 +279,11 @@ static const struct self_figure self_figures[] = {
 	{ "exit_records", "pmbpf_exit_records_total", "records",
 	  "Exit records sent through the ring buffer.", FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS,
 	  OUT_JSON | OUT_PROM },
+	{ "exit_records_dropped", "pmbpf_exit_records_dropped_total", "records",
+	  "Exit records the ring buffer had no room for (an exit storm): those processes are reported all the same, exited, from their map entries at the next read.",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS_DROPPED, OUT_JSON | OUT_PROM | OUT_TABLE },
 	{ "exit_records_lost", "pmbpf_exit_records_lost_total", "records",
-	  "Exit records lost because the ring buffer was full (counts are then read from the map).",
+	  "Exits whose final counts are lost: the record was dropped and the map entry was gone too.",
 	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS_LOST, OUT_JSON | OUT_PROM | OUT_TABLE },
 	{ "read_errors", "pmbpf_read_errors_total", "reads", "Failed counter reads in BPF.",
 	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_READ_ERRORS, OUT_JSON | OUT_PROM },
@@ -302,6 +305,9 @@ static const struct self_figure self_figures[] = {
 	{ "vanished", "pmbpf_vanished_processes_total", "processes",
 	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
 	  OUT_JSON | OUT_PROM },
+	{ "late_intervals", "pmbpf_late_intervals_total", "intervals",
+	  "Intervals that took more than 1.5 times the one asked for (-i): collecting, writing or the host fell behind, as in an exit storm. Such an interval is longer; none is skipped or squeezed to catch up.",
+	  FIG_COUNTER, SELF_LATE, 0, OUT_JSON | OUT_PROM },
 	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
 	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
 	{ "thread_fold", "pmbpf_thread_fold", "bool",
@@ -309,7 +315,7 @@ static const struct self_figure self_figures[] = {
 	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
 };
 
-_Static_assert(PMBPF_STAT_NR == 9, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 10, "a new BPF statistic needs its entry in self_figures[]");
 
 /*
  * --delays: not a figure of one row but of a pair of them, so outside
@@ -637,6 +643,8 @@ double self_figure__value(const struct self_figure *sf, const struct snapshot *s
 		return (double)snap->vanished;
 	case SELF_POLL_NS:
 		return (double)snap->poll_ns;
+	case SELF_LATE:
+		return (double)snap->late_intervals;
 	case SELF_THREAD_FOLD:
 		return snap->thread_fold;
 	case SELF_WAKEUPS:

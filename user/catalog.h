@@ -189,6 +189,7 @@ enum self_src {
 	SELF_MAP_BYTES,
 	SELF_VANISHED,
 	SELF_POLL_NS,
+	SELF_LATE,
 	SELF_THREAD_FOLD,
 	SELF_WAKEUPS, /* a stat of the wakeup programs: none (NaN) when they are not attached */
 };

@@ -332,10 +332,13 @@ static void table(struct output *o, const struct snapshot *snap)
 			table_figures(o, snap, &cg->total, NULL);
 		}
 	}
-	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_LOST])
+	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_DROPPED] ||
+	    snap->stats[PMBPF_STAT_EXITS_LOST])
 		fprintf(o->f,
-			"(map full: %llu credits folded into [overflow]; exit records lost: %llu)\n",
+			"(map full: %llu credits folded into [overflow]; exit records dropped: %llu, "
+			"read from the map instead; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
+			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_DROPPED],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_LOST]);
 }
 

@@ -152,6 +152,7 @@ int cmd_record(int argc, char **argv)
 	out.procs = !strcmp(o.by, "process") || !strcmp(o.by, "all");
 	out.threads = o.s.threads && (!strcmp(o.by, "thread") || !strcmp(o.by, "all"));
 	out.cgroups = !strcmp(o.by, "cgroup") || !strcmp(o.by, "all");
+	o.s.interval_ns = o.interval_ns;
 	if (targets__check(&o.s))
 		return 1;
 	if (privileges__check())
@@ -180,6 +181,13 @@ int cmd_record(int argc, char **argv)
 		__u64 t;
 
 		t = (__u64)next.tv_sec * 1000000000ULL + next.tv_nsec + o.interval_ns;
+		/*
+		 * Behind (a collection or its output took longer than an
+		 * interval): collect now, and go on from there. Catching up on
+		 * the missed ends would give intervals of a few ms at once.
+		 */
+		if (t < now_ns(CLOCK_MONOTONIC))
+			t = now_ns(CLOCK_MONOTONIC);
 		if (o.duration_ns && t > start + o.duration_ns)
 			t = start + o.duration_ns;
 		next.tv_sec = t / 1000000000ULL;

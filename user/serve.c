@@ -450,6 +450,7 @@ int cmd_serve(int argc, char **argv)
 	sv.self.version = PMBPF_VERSION;
 	sv.self.start_time_seconds = now_ns(CLOCK_REALTIME) / 1e9;
 
+	sv.o.s.interval_ns = sv.o.interval_ns;
 	err = session__open(&sv.s, &sv.o.s);
 	if (err) {
 		close(fd);

@@ -66,6 +66,10 @@ struct session {
 	struct cgroup_cache *cg;
 	__u64 gen;
 	__u64 last_mono;
+	__u64 interval_ns; /* asked for: session_opts.interval_ns */
+	__u64 late; /* intervals that took more than 1.5 times interval_ns */
+	__u64 late_said_ns; /* when the last "falls behind" line was said */
+	__u64 poll_ns; /* what the last collection took */
 	struct features feat;
 	__u32 max_procs;
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
@@ -1005,6 +1009,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	read_system(s, NULL);
 	s->last_mono = now_ns(CLOCK_MONOTONIC);
+	s->interval_ns = o->interval_ns;
 	*sp = s;
 	return 0;
 fail:
@@ -1148,6 +1153,30 @@ static void fold_decide(struct session *s, const struct snapshot *snap)
 	s->skel->bss->fold_on = on;
 }
 
+/* Late by a minute or more before "falls behind" is said again. */
+#define LATE_SAY_NS (60 * 1000000000ULL)
+
+/*
+ * An interval much longer than asked for: collecting (an exit storm's
+ * records), writing the output, or the host fell behind. The interval is
+ * longer, never skipped nor followed by near-empty ones to catch up
+ * (record.c); counted, and said in one line when it starts.
+ */
+static void late_check(struct session *s, __u64 interval_ns)
+{
+	__u64 now = s->last_mono;
+
+	if (!s->interval_ns || s->gen <= 1 || 2 * interval_ns <= 3 * s->interval_ns)
+		return;
+	s->late++;
+	if (s->late_said_ns && now - s->late_said_ns < LATE_SAY_NS)
+		return;
+	s->late_said_ns = now;
+	pr_err("collection falls behind: an interval of %.3g s took %.3g s (the last collection "
+	       "%.3g s); intervals stay longer until it catches up (late_intervals counts them)\n",
+	       s->interval_ns / 1e9, interval_ns / 1e9, s->poll_ns / 1e9);
+}
+
 int session__collect(struct session *s, struct snapshot *snap)
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
@@ -1167,6 +1196,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 	now = now_ns(CLOCK_MONOTONIC);
 	snap->interval_ns = now - s->last_mono;
 	s->last_mono = now;
+	late_check(s, snap->interval_ns);
+	snap->late_intervals = s->late;
 	snap->time_ns = now_ns(CLOCK_REALTIME);
 
 	err = read_map(s);
@@ -1214,6 +1245,7 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->wakeup_progs = s->wakeup_progs;
 	fold_decide(s, snap);
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	s->poll_ns = snap->poll_ns;
 	return 0;
 }
 

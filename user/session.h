@@ -39,6 +39,11 @@ struct session_opts {
 	 * handoffs, an exit record per thread.
 	 */
 	bool threads;
+	/*
+	 * The interval asked for (record, serve), 0 for none: intervals longer
+	 * than 1.5 times it are counted (snapshot.late_intervals) and said.
+	 */
+	__u64 interval_ns;
 };
 
 struct session;

@@ -113,6 +113,7 @@ struct snapshot {
 	__u64 map_bytes; /* kernel memory of pmbpf's BPF maps (memlock) */
 	__u64 vanished; /* entries that disappeared without an exit record */
 	__u64 poll_ns; /* time this collection took */
+	__u64 late_intervals; /* intervals longer than 1.5 times the one asked for, so far */
 	struct prog_stat progs[SNAPSHOT_MAX_PROGS];
 	int nr_progs;
 	struct snapshot_strings *strings; /* what snapshot__strdup copied */
