@@ -105,6 +105,32 @@ def delayed(rows, key, path):
     return sum(d["ns"] for r in rows for d in r[key] if d["cgroup"] == path)
 
 
+def assert_waits_as_kernel(recs, report):
+    """A process's run-queue waits in pmbpf's rows against the kernel's
+    (/proc/self/schedstat in the workload's report, read at its end), on both
+    sides, so that a wait counted twice fails as a lost one does; and its
+    delayed_by credits at most its waits. The kernel times a wait from the
+    enqueue, pmbpf from the wakeup or the switch-out (~20 us apart each:
+    tests/test_cgroup.py). pmbpf also has the waits after the report (the
+    exit), and may miss one the kernel counted (at its start, or dropped as
+    unmatched): each at most the longest wait it saw. Seen on a host at load
+    24: 4-20 ms apart in 1.4-2.3 s of 2,000 waits, slack 69-86 ms."""
+    rows = [r for r in recs if r["type"] == "process" and r["pid"] == report["pid"]]
+    assert rows, report
+    total = sum(r["runq"]["total_ns"] for r in rows)
+    count = sum(r["runq"]["count"] for r in rows)
+    longest = max(r["runq"]["max_ns"] or 0 for r in rows)
+    kernel, runs = report["run_delay_ns"], report["runs"]
+    slack = 0.02 * kernel + 20e3 * runs + 100e3
+    missed = max(0, runs - 2 - count)
+    later = max(0, count - runs) + 1
+    low = kernel - slack - missed * longest
+    high = kernel + slack + later * longest
+    assert low <= total <= high, (total, low, high, count, longest, report)
+    credited = sum(d["ns"] for r in rows for d in r["delayed_by"])
+    assert credited <= total, (credited, total)
+
+
 def cpus_pair():
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -204,6 +230,7 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     ant.wait()
     vpid = json.loads(vout.splitlines()[-1])["pid"]
     assert_wakeup_mode(recs, wakeups)
+    assert_waits_as_kernel(recs, json.loads(vout.splitlines()[-1]))
     vrows = cgroup_rows(recs, vrel)
     assert vrows, "no row of the victim's cgroup"
     waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)
@@ -312,17 +339,18 @@ def test_weights_split_delay_2_to_1(cg, weights):
     ev = weights("victim", 1)
     e1 = weights("heavy", 2)
     e2 = weights("light", 1)
-    p = record("-b", "cgroup", cpu=other)
+    p = record("-b", "all", cpu=other)
     a1 = start_in(a1dir, cpu, "spin", 60, extra_cgroups=e1)
     a2 = start_in(a2dir, cpu, "spin", 60, extra_cgroups=e2)
     time.sleep(0.3)
     vic = start_in(vdir, cpu, "burn", 500, extra_cgroups=ev)
-    vic.communicate(timeout=60)
+    vout, _ = vic.communicate(timeout=60)
     time.sleep(0.6)
     recs = finish(p)
     for a in (a1, a2):
         a.kill()
         a.wait()
+    assert_waits_as_kernel(recs, json.loads(vout.splitlines()[-1]))
     vrows = cgroup_rows(recs, vrel)
     waited = sum(r["self"]["runq"]["total_ns"] for r in vrows)
     heavy = delayed(vrows, "delayed_by", a1rel)
@@ -330,8 +358,8 @@ def test_weights_split_delay_2_to_1(cg, weights):
     assert light > 0, [r["delayed_by"] for r in vrows]
     ratio = heavy / light
     assert 1.8 <= ratio <= 2.2, (ratio, heavy, light, waited)
-    # and together they are nearly all of it
-    assert heavy + light >= 0.9 * waited, (heavy, light, waited)
+    # and together they are nearly all of it, and never more
+    assert 0.9 * waited <= heavy + light <= waited, (heavy, light, waited)
 
 
 def test_other_cpu_no_attribution(cg):
