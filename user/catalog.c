@@ -302,6 +302,9 @@ static const struct self_figure self_figures[] = {
 	{ "delays_dropped", "pmbpf_delays_dropped_total", "credits",
 	  "--delays: run-queue delay credits lost because the delays map was full.", FIG_COUNTER,
 	  SELF_STAT, PMBPF_STAT_DELAY_DROPPED, OUT_JSON | OUT_PROM },
+	{ "oncpu_unattributed_ns", "pmbpf_oncpu_unattributed_seconds_total", "ns",
+	  "CPU time in monitored spans that the scheduler charged to no task (steal time, the estimate at a flush): all rows' oncpu_ns, idle included, plus this make CPUs x interval.",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_ONCPU_GAP_NS, OUT_JSON | OUT_PROM },
 	{ "vanished", "pmbpf_vanished_processes_total", "processes",
 	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
 	  OUT_JSON | OUT_PROM },
@@ -315,7 +318,7 @@ static const struct self_figure self_figures[] = {
 	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
 };
 
-_Static_assert(PMBPF_STAT_NR == 10, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 11, "a new BPF statistic needs its entry in self_figures[]");
 
 /*
  * --delays: not a figure of one row but of a pair of them, so outside

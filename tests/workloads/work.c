@@ -51,6 +51,9 @@
  *                             gives each one's moves and se.nr_migrations before and
  *                             after (/proc/thread-self/sched), then the process waits
  *                             for the end of its stdin, its threads paused
+ *   work tchurn N US SECONDS  short-lived threads for SECONDS: N at a time, each burns US
+ *                             microseconds of its own CPU time and exits, and the main
+ *                             thread starts another in its place; reports how many ran
  *   work gaps MS              burn MS milliseconds of CPU time reading the clock in
  *                             a tight loop; every jump of the clock of 2 us or more
  *                             is time off the CPU (a wait in the run queue, for a
@@ -163,6 +166,19 @@ static void burn_cpu(clockid_t clk, long ms)
 
 	while (now(clk) < end)
 		x++;
+}
+
+static double churn_us;
+
+static void *churn_work(void *arg)
+{
+	double end = now(CLOCK_THREAD_CPUTIME_ID) + churn_us / 1e6;
+	volatile unsigned long x = 0;
+
+	(void)arg;
+	while (now(CLOCK_THREAD_CPUTIME_ID) < end)
+		x++;
+	return NULL;
 }
 
 static void *pool_work(void *arg)
@@ -472,7 +488,7 @@ int main(int argc, char **argv)
 	page_size = sysconf(_SC_PAGESIZE);
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|hop|gate|threads|pool|naps|movers ARGS\n");
+			"usage: work touch|sleep|burn|spin|gaps|spawn|fleet|migrate|hop|gate|threads|tchurn|pool|naps|movers ARGS\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "touch")) {
@@ -613,6 +629,27 @@ int main(int argc, char **argv)
 		if (migrations >= 0)
 			printf("{\"nr_migrations\":%ld}\n", migrations);
 		report("hop");
+	} else if (!strcmp(argv[1], "tchurn") && argc > 4) {
+		int n = atoi(argv[2]), i;
+		double end = now(CLOCK_MONOTONIC) + atof(argv[4]);
+		pthread_t t[POOL_MAX];
+		long started = 0;
+
+		churn_us = atof(argv[3]);
+		if (n < 1 || n > POOL_MAX)
+			return 2;
+		for (i = 0; i < n; i++, started++)
+			if (pthread_create(&t[i], NULL, churn_work, NULL))
+				return 1;
+		for (i = 0; now(CLOCK_MONOTONIC) < end; i = (i + 1) % n, started++) {
+			pthread_join(t[i], NULL);
+			if (pthread_create(&t[i], NULL, churn_work, NULL))
+				return 1;
+		}
+		for (i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		printf("{\"threads\":%ld}\n", started);
+		report("tchurn");
 	} else if (!strcmp(argv[1], "threads") && argc > 4) {
 		int n = atoi(argv[2]), i;
 		struct timespec hold = { .tv_sec = atol(argv[4]) };
