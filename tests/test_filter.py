@@ -133,8 +133,9 @@ class PerfCgroup:
 @pytest.mark.parametrize("run", range(3))
 def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     """2,000 short-lived processes a minute in a filtered cgroup (issue 18's scenario):
-    CPU time and task-clock within 1% of perf's task-clock for the same cgroup in the
-    same run (perf stat -a -G), and not above the cgroup's cpu.stat; page faults within
+    CPU time within 0.5% of the cgroup's cpu.stat, as without the filter in the same
+    run (tests/test_oncpu.py); task-clock within 1% of perf's task-clock for the same
+    cgroup in the same run (perf stat -a -G), and not above cpu.stat; page faults within
     1% of the unfiltered path's figure for the same cgroup in the same run (the kernel
     keeps no per-cgroup fault count on a cgroup without the memory controller, and the
     spawner's own rusage includes faults from before it entered the cgroup)."""
@@ -160,7 +161,11 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     assert ru["started"] >= 200, ru
     # the kernel's two views agree first: otherwise the scenario itself is off
     assert abs(ru["cpu_s"] - truth_s) <= 0.01 * truth_s + 0.01, (ru, truth_s)
-    # The reference is perf's switch-in to switch-out time of the cgroup's tasks.
+    # on-CPU time is the scheduler's own (issue 30): the cgroup's cpu.stat
+    for name, r in (("filtered", got), ("unfiltered", unfiltered)):
+        assert abs(r["oncpu_s"] - truth_s) <= 0.005 * truth_s + 0.001, \
+            (name, r, truth_s, perf_s, ru)
+    # task-clock is perf's switch-in to switch-out time of the cgroup's tasks.
     # cpu.stat (and rusage, schedstat) also charge a task woken on an idle CPU
     # from its wakeup, which updates the scheduler's clock and has the switch out
     # of idle skip that update (rq_clock_skip_update(): the idle task counts as
@@ -168,11 +173,11 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     # such wakeup here, 9-10 ms in this scene (1,600 sleeps of the spawner), 1% of
     # its time. The filter may add at most 1% to the unfiltered path's own
     # deviation from perf in the same run.
-    base_err = abs(unfiltered["oncpu_s"] - perf_s)
-    for name, value in (("oncpu_s", got["oncpu_s"]), ("task-clock", got["task-clock"] / 1e9)):
-        assert abs(value - perf_s) <= TOLERANCE * perf_s + base_err, \
-            (name, value, perf_s, truth_s, ru, unfiltered)
-        assert value <= truth_s * (1 + TOLERANCE), (name, value, truth_s, perf_s)
+    base_err = abs(unfiltered["task-clock"] - perf_s * 1e9) / 1e9
+    value = got["task-clock"] / 1e9
+    assert abs(value - perf_s) <= TOLERANCE * perf_s + base_err, \
+        (value, perf_s, truth_s, ru, unfiltered)
+    assert value <= truth_s * (1 + TOLERANCE), (value, truth_s, perf_s)
     # page faults: at least every child's (born in the cgroup), and what the
     # unfiltered path credits the same cgroup
     assert got["page-faults"] >= ru["children_faults"], (got, ru)
@@ -205,5 +210,5 @@ def test_task_moving_into_filter_after_unmonitored_work_is_not_credited_it():
         cg.remove()
     assert truth_s >= 0.15, truth_s
     # each burn process also execs and exits: a few ms that cpu.stat counts too
-    assert abs(got["oncpu_s"] - truth_s) <= 0.02 * truth_s + 0.005, (got, truth_s)
+    assert abs(got["oncpu_s"] - truth_s) <= 0.005 * truth_s + 0.002, (got, truth_s)
     assert abs(got["task-clock"] / 1e9 - truth_s) <= 0.02 * truth_s + 0.005, (got, truth_s)

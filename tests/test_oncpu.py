@@ -1,0 +1,259 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""On-CPU time equals the kernel's own accounting (issue 30).
+
+oncpu_ns is the scheduler's run time of each task (se.sum_exec_runtime, the
+figure of /proc/PID/schedstat, of a cgroup's cpu.stat usage_usec and of
+getrusage). Each scenario of the issue's table is run on a host at rest and
+on a busy one (a spinner per CPU and a fork storm, started here), with
+several recorders on the same work at once (unfiltered, -G, -p, --threads,
+-i 1 and -i 5), each compared with the kernel's figure of the same work.
+"""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+
+pytestmark = needs_root
+
+# Relative error allowed against the kernel's figure (the issue's bar), plus
+# what a flush's estimate of a running task may be ahead of the scheduler
+# (nanoseconds to microseconds per flush; the interval's collections). Before
+# issue 30 these scenarios were off by -0.6% to +0.4% (cgroups) here, and by
+# up to +8.9% on the loaded host the issue measured.
+REL = 0.005
+ABS_NS = 1e6
+
+
+class Cgroup:
+    def __init__(self, tag):
+        mnt = cgroup2_mount()
+        if not mnt:
+            pytest.skip("no cgroup v2 hierarchy mounted")
+        self.rel = f"/pmbpf-oncpu-{os.getpid()}-{tag}"
+        self.path = mnt + self.rel
+        os.mkdir(self.path)
+
+    def enter(self):
+        with open(self.path + "/cgroup.procs", "w") as f:
+            f.write("0")
+
+    def usage_ns(self):
+        with open(self.path + "/cpu.stat") as f:
+            return int(f.readline().split()[1]) * 1000
+
+    def remove(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+class Rec:
+    """pmbpf record -o json ARGS to a file (a pipe nobody reads would stall it)."""
+
+    def __init__(self, *args):
+        self.args = list(args)
+        # appended to by pmbpf, read here through another open file: a shared
+        # offset would have pmbpf's writes land where this side last read
+        self.out = tempfile.NamedTemporaryFile("r", delete=True)
+        with open(self.out.name, "a") as w:
+            self.proc = subprocess.Popen([PMBPF, "record", "-o", "json"] + self.args,
+                                         stdout=w, stderr=subprocess.PIPE, text=True)
+
+    def wait_started(self):
+        deadline = time.monotonic() + 30
+        while True:
+            self.out.seek(0)
+            if '"session"' in self.out.readline():
+                return
+            assert self.proc.poll() is None and time.monotonic() < deadline, \
+                self.proc.stderr.read()
+            time.sleep(0.02)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 0, err
+        self.out.seek(0)
+        self.recs = [json.loads(l) for l in self.out.read().splitlines()]
+        self.out.close()
+        return self.recs
+
+    def of(self, type_):
+        return [r for r in self.recs if r["type"] == type_]
+
+    def lost(self):
+        """pmbpf's own count of credits it could not place (the last system record)."""
+        last = self.of("system")[-1]
+        return last["overflow_credits"]
+
+
+def start_all(*recs):
+    for r in recs:
+        r.wait_started()
+    time.sleep(0.2)
+
+
+@pytest.fixture(params=["rest", "busy"])
+def host(request):
+    """The host at rest (as the other tests leave it), or busy: a spinner per CPU
+    and a fork storm, outside the cgroups measured."""
+    procs = []
+    if request.param == "busy":
+        for _ in range(os.cpu_count()):
+            procs.append(subprocess.Popen([WORK, "spin", "60"], stdout=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"],
+                                      stdout=subprocess.DEVNULL))
+    yield request.param
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def assert_close(got, truth, what):
+    assert abs(got - truth) <= REL * truth + ABS_NS, \
+        (what, got, truth, f"{100 * (got - truth) / truth:+.3f}%")
+
+
+def cgroup_oncpu(rec, cg):
+    return sum(r["oncpu_ns"] for r in rec.of("cgroup") if r["cgroup"] == cg.rel)
+
+
+SPAWNER = """
+import subprocess, sys, time
+work, seconds = sys.argv[1], float(sys.argv[2])
+started, children, t0 = 0, [], time.monotonic()
+while time.monotonic() - t0 < seconds:
+    while started < int((time.monotonic() - t0) * 2000 / 60):
+        children.append(subprocess.Popen([work, "burn", "2"], stdout=subprocess.DEVNULL))
+        started += 1
+    children = [c for c in children if c.poll() is None]
+    time.sleep(0.005)
+for c in children:
+    c.wait()
+print(started)
+"""
+
+
+def test_process_churn_in_cgroup_matches_cpu_stat(host):
+    """2,000 short-lived processes a minute in a cgroup: the cgroup's on-CPU time,
+    unfiltered and with -G, within 0.5% of its cpu.stat."""
+    cg = Cgroup("procs")
+    try:
+        recs = [Rec("-b", "cgroup", "-i", "1"), Rec("-b", "cgroup", "-i", "1", "-G", cg.path)]
+        start_all(*recs)
+        u0 = cg.usage_ns()
+        sp = subprocess.run(["/usr/bin/python3", "-c", SPAWNER, WORK, "3"], preexec_fn=cg.enter,
+                            capture_output=True, text=True, check=True)
+        time.sleep(0.3)
+        truth = cg.usage_ns() - u0
+        for r in recs:
+            r.stop()
+    finally:
+        cg.remove()
+    assert int(sp.stdout) >= 80, sp.stdout
+    assert truth >= 0.1e9, truth
+    for r in recs:
+        assert_close(cgroup_oncpu(r, cg), truth, r.args)
+
+
+def test_thread_churn_in_cgroup_matches_cpu_stat(host):
+    """Short-lived threads in a cgroup (8 at a time, each burning 300 us): the
+    cgroup's on-CPU time at -i 1 and -i 5, with and without --threads and -G, and
+    the process's with -p (alone in the cgroup), within 0.5% of the cgroup's
+    cpu.stat."""
+    cg = Cgroup("threads")
+    # 2 s: each recorder's exit records of one interval fit its ring buffer
+    # (--threads sends one per thread; more than about 2,600 per interval are
+    # lost and their counts fill the map: issue 35)
+    gate = subprocess.Popen(["sh", "-c", 'read x; exec "$0" "$@"', WORK, "tchurn", "8", "300", "2"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=cg.enter)
+    try:
+        recs = [Rec("-b", "cgroup", "-i", "1"), Rec("-b", "cgroup", "-i", "5"),
+                Rec("-b", "cgroup", "-i", "5", "--threads"),
+                Rec("-b", "cgroup", "-i", "1", "--threads", "-G", cg.path),
+                Rec("-i", "5", "-p", str(gate.pid))]
+        start_all(*recs)
+        u0 = cg.usage_ns()
+        gate.stdin.write("go\n")
+        gate.stdin.close()
+        out = gate.stdout.read()
+        gate.wait()
+        time.sleep(0.3)
+        truth = cg.usage_ns() - u0
+        for r in recs:
+            r.stop()
+    finally:
+        if gate.poll() is None:
+            gate.kill()
+            gate.wait()
+        cg.remove()
+    threads = json.loads(out.splitlines()[0])["threads"]
+    assert threads >= 500, out
+    for r in recs[:4]:
+        assert r.lost() == 0, r.args
+        assert_close(cgroup_oncpu(r, cg), truth, r.args)
+    p = recs[4]
+    assert_close(sum(x["oncpu_ns"] for x in p.of("process") if x["pid"] == gate.pid), truth,
+                 p.args)
+
+
+def test_threads_match_schedstat(host):
+    """Each thread of a pool (--threads, and with -p) against its own CPU clock,
+    the scheduler's run time of the thread read by itself at the end of its work
+    (after which it only waits on a barrier and pauses, or, thread 0, exits)."""
+    gate = subprocess.Popen(["sh", "-c", 'read x; exec "$0" "$@"', WORK, "pool", "1,1,1,1",
+                             "150,250,350,200", "1"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        recs = [Rec("--threads", "-i", "1"), Rec("--threads", "-i", "5", "-p", str(gate.pid))]
+        start_all(*recs)
+        gate.stdin.write("go\n")
+        gate.stdin.close()
+        truth = json.loads(gate.stdout.readline())
+        gate.wait()
+        time.sleep(0.3)
+        for r in recs:
+            r.stop()
+    finally:
+        if gate.poll() is None:
+            gate.kill()
+            gate.wait()
+    for r in recs:
+        for t in truth["threads"]:
+            got = sum(x["oncpu_ns"] for x in r.of("thread") if x["tid"] == t["tid"])
+            # thread 0 exits: its exit path runs after its own reading
+            extra = 0.3e6 if t["comm"] == "pool-0" else 0.1e6
+            assert t["cpu_ns"] - 0.1e6 <= got <= t["cpu_ns"] * (1 + REL) + extra, \
+                (r.args, t, got)
+
+
+def test_stat_matches_its_cgroup(host):
+    """pmbpf stat of a fork loop and a two-threaded xz against the command's own
+    cgroup's cpu.stat, which the command reads as its last step (what runs after
+    that read, cat's and sh's exits, is in the absolute allowance)."""
+    mnt = cgroup2_mount()
+    if not mnt:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    script = ('for i in $(seq 100); do /bin/true; done; '
+              'head -c 4000000 /dev/urandom | xz -T2 -1 >/dev/null; '
+              f'cat "{mnt}$(sed -n "s/^0:://p" /proc/self/cgroup)/cpu.stat"')
+    p = subprocess.run([PMBPF, "stat", "-o", "json", "--", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    usage = next(int(l.split()[1]) for l in p.stdout.splitlines() if l.startswith("usage_usec"))
+    doc = next(json.loads(l) for l in p.stderr.splitlines() if l.startswith('{"type":"stat"'))
+    got = doc["runs"][0]["metrics"]["cpu-time"]
+    assert usage >= 100e3, p.stdout
+    assert usage * 1e3 <= got <= usage * 1e3 * (1 + REL) + 2e6, (got, usage * 1e3)
