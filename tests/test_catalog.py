@@ -387,6 +387,48 @@ def test_catalog_of_the_harness_is_pmbpfs(out):
             assert fig["names"]["json"].startswith(FIGURES[fig["figure"]]["name"].split("%s")[0])
 
 
+def defines_test(path, name):
+    """Whether the test file path (below tests/) defines the test name: a
+    pytest function, a C unit test's function, a VM guest's shell check."""
+    full = os.path.join(ROOT, "tests", path)
+    if not os.path.isfile(full):
+        return False
+    with open(full) as f:
+        src = f.read()
+    n = re.escape(name)
+    if path.endswith(".py"):
+        return re.search(rf"^def {n}\(", src, re.M) is not None and name.startswith("test_")
+    if path.endswith(".c"):
+        return re.search(rf"^static (void|int) {n}\(void\)", src, re.M) is not None and \
+            re.search(rf"^\s*{n}\(\);", src, re.M) is not None
+    if path.endswith(".sh"):
+        return re.search(rf"^{n}\(\) \{{", src, re.M) is not None and \
+            re.search(rf"^\s*{n}\b(?!\()", src, re.M) is not None
+    return False
+
+
+def test_defines_test_finds_only_real_tests():
+    assert defines_test("test_record.py", "test_migrations_credited")
+    assert not defines_test("test_record.py", "test_no_such_test")
+    assert not defines_test("test_nosuch.py", "test_migrations_credited")
+    assert not defines_test("test_record.py", "recorder")  # a fixture, not a test
+    assert defines_test("unit/test_metrics.c", "test_row")
+    assert not defines_test("unit/test_metrics.c", "test_rows")
+    assert defines_test("vm/guest/arm64.sh", "check_pmbpf_multiplex")
+    assert not defines_test("vm/guest/arm64.sh", "check_pmbpf_nothing")
+
+
+@pytest.mark.parametrize("fd", FIGURES + [CATALOG["pair"]], ids=lambda fd: fd["name"])
+def test_figure_names_its_ground_truth_tests(fd):
+    """Each figure names the tests that check it against ground truth (shown
+    in docs/fields.md), and each of them exists (a C test is also called, a
+    guest check also run)."""
+    assert fd["tests"], f"{fd['name']} names no test (user/catalog.c .tests)"
+    for t in fd["tests"]:
+        path, sep, name = t.partition("::")
+        assert sep and defines_test(path, name), f"{fd['name']}: no test {t} below tests/"
+
+
 def test_docs_fields_md_is_the_catalog():
     """docs/fields.md's tables are pmbpf fields --markdown (make docs writes them)."""
     p = subprocess.run([os.environ.get("PYTHON", "/usr/bin/python3"),

@@ -123,6 +123,13 @@ struct figure {
 	 * holds no time, a _seconds_total family no counts. NULL: none.
 	 */
 	const char *prom_time;
+	/*
+	 * The tests that check it against ground truth (or, for a formula
+	 * over other figures, its arithmetic): "FILE::NAME ...", FILE below
+	 * tests/, NAME a pytest test, a C unit test's function or a VM
+	 * guest's check (tests/test_catalog.py checks that each exists).
+	 */
+	const char *tests;
 };
 
 /* --delays: the figure of a pair (who waited, who ran meanwhile). */

@@ -214,6 +214,41 @@ static void text(void)
 	cpi_entries("  %s{%s} %s %s\n      %s\n");
 }
 
+/* "| `field` | `FILE::NAME`, ... |": the tests a figure names, one cell. */
+static void tests_row(const char *name, const char *tests)
+{
+	const char *p = tests ? tests : "";
+	size_t n;
+
+	printf("| `%s` | ", name);
+	while (*p) {
+		n = strcspn(p, " ");
+		printf("`%.*s`%s", (int)n, p, p[n] ? ", " : "");
+		p += n;
+		p += strspn(p, " ");
+	}
+	printf(" |\n");
+}
+
+/* The tests a figure names, as a JSON array of "FILE::NAME". */
+static void json_tests(struct json_writer *w, const char *tests)
+{
+	const char *p = tests ? tests : "";
+	char one[256];
+	size_t n;
+
+	jw_key(w, "tests");
+	jw_start_array(w);
+	while (*p) {
+		n = strcspn(p, " ");
+		snprintf(one, sizeof(one), "%.*s", (int)n, p);
+		jw_string(w, one);
+		p += n;
+		p += strspn(p, " ");
+	}
+	jw_end_array(w);
+}
+
 /* The blocks of docs/fields.md between <!-- begin fields:X --> and <!-- end fields:X --> (docs/mkfields.py). */
 static void markdown(void)
 {
@@ -246,6 +281,14 @@ static void markdown(void)
 	printf("<!-- begin fields:self -->\n%s", head);
 	entries(row, true, true);
 	printf("<!-- end fields:self -->\n\n");
+
+	printf("<!-- begin fields:tests -->\n"
+	       "| field | checked by (below tests/) |\n|---|---|\n");
+	fd = catalog__figures(&nr);
+	for (k = 0; k < nr; k++)
+		tests_row(name_of(&fd[k], fd[k].name, name, sizeof(name)), fd[k].tests);
+	tests_row(catalog__delay()->name, catalog__delay()->tests);
+	printf("<!-- end fields:tests -->\n\n");
 
 	printf("<!-- begin fields:cpi -->\n"
 	       "| family | labels | unit | kind | meaning |\n|---|---|---|---|---|\n");
@@ -312,11 +355,17 @@ static void json(void)
 		json_opt(&w, "prom", fd[k].prom);
 		json_opt(&w, "prom_labels", fd[k].prom_labels);
 		json_opt(&w, "prom_time", fd[k].prom_time);
+		json_tests(&w, fd[k].tests);
 		jw_key(&w, "prom_cgroup_only");
 		jw_bool(&w, fd[k].prom_cgroup_only);
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);
+	jw_key(&w, "pair");
+	jw_start_object(&w);
+	json_opt(&w, "name", catalog__delay()->name);
+	json_tests(&w, catalog__delay()->tests);
+	jw_end_object(&w);
 	jw_key(&w, "self");
 	jw_start_array(&w);
 	sf = catalog__self(&nr);
