@@ -18,7 +18,7 @@ BY_NAME = {"metrics": "ipc", "window": "60", "cpi-window": "60", "call-graph": "
 BY_ARG = {"LIST": "task-clock", "NAME": "task-clock", "TIME": "1", "N": "16", "PID": "1",
           "PATH": "/", "FORMAT": "json", "WHAT": "process", "FILE": "/dev/null", "TEXT": "t",
           "HZ": "99", "ADDR:PORT": "127.0.0.1:9465", "NAME=+P%": "ipc=-5%", "K": "3",
-          "CPUS": "0.1"}
+          "CPUS": "0.1", "M": "20"}
 # an optional argument is listed as --name[=ARG] (long options only)
 SPEC = re.compile(r"^  (?:-([A-Za-z0-9]), |    )--([a-z0-9-]+)(?: (\S+)|(\[=\S+\]))?(?:  |$)")
 
