@@ -85,6 +85,8 @@ struct perf_map {
 	__u64 checked_ns; /* when the file's size was last looked at */
 };
 
+/* A perf map is read whole into memory: a long-running JVM's is ~100 MB. */
+#define PERF_MAP_MAX_BYTES  (1LL << 30)
 #define PERF_MAP_RECHECK_NS 1000000000ULL /* a map still written to: read again after 1 s */
 
 struct proc {
@@ -449,6 +451,8 @@ const char *perf_map__refusal(const struct stat *st, uid_t uid, char *buf, size_
 {
 	if (!S_ISREG(st->st_mode))
 		return "not a regular file";
+	if (st->st_size > PERF_MAP_MAX_BYTES)
+		return "larger than 1 GiB";
 	if (st->st_uid && st->st_uid != uid) {
 		snprintf(buf, len, "owned by uid %u, neither the process's user (uid %u) nor root",
 			 (unsigned int)st->st_uid, (unsigned int)uid);

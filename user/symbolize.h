@@ -55,7 +55,7 @@ void perf_map__free(struct perf_map *pm);
  * Why a perf map of status st must not be read for a process of user uid,
  * in words (NULL: it may be). As perf: any local user can write a file in
  * /tmp, so only the process's user or root may own it, and no one else may
- * write it; and it must be a regular file.
+ * write it; and it must be a regular file, of at most 1 GiB.
  */
 const char *perf_map__refusal(const struct stat *st, uid_t uid, char *buf, size_t len);
 

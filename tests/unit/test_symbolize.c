@@ -101,6 +101,10 @@ static void test_refusal(void)
 		  "owned by uid 1000, neither the process's user (uid 0) nor root");
 	st.st_uid = 0;
 	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)), "writable by its group (mode 0664)");
+	st.st_mode = S_IFREG | 0644;
+	st.st_size = (1LL << 30) + 1;
+	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)), "larger than 1 GiB");
+	st.st_size = 0;
 	st.st_mode = S_IFIFO | 0600;
 	CHECK_STR(perf_map__refusal(&st, 0, buf, sizeof(buf)), "not a regular file");
 }
