@@ -76,6 +76,7 @@ run "profile --call-graph dwarf" "spin" profile -d 3 -F 99 --call-graph dwarf
 run "profile --off-cpu" "work" profile -d 3 --off-cpu
 run "profile -p --svg" "<svg" profile -d 2 -p "$spin" --svg
 run "profile -- COMMAND" "work;" profile -F 199 -- "$work" burn 300
+run "profile -- COMMAND (dwarf)" "work" profile --call-graph dwarf -- "$work" burn 300
 run "list" "task-clock" list
 run "doctor" "BTF" doctor
 
