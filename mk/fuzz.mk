@@ -17,6 +17,7 @@ FUZZ ?= $(FUZZ_NAMES)
 # in the sub-make, OUTPUT is $(OUTPUT)fuzz/ and the objects are clang's
 fuzz-bins: $(patsubst %,$(OUTPUT)fuzz_%,$(FUZZ_NAMES))
 
+$(OUTPUT)fuzz_events_hybrid: tests/fuzz/fuzz_events.c
 $(OUTPUT)fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(USER_OBJS)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -DFUZZ_SYSFS='"$(abspath tests/unit/fake-sysfs)"' \

@@ -11,12 +11,17 @@
 #include "events.h"
 #include "pmu.h"
 
+/* fuzz_events_hybrid.c includes this file with "hybrid" (cpu_core and cpu_atom) */
+#ifndef EVENTS_TREE
+#define EVENTS_TREE "x86"
+#endif
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz__quiet();
 	if (getenv("PMBPF_FUZZ_HOST_SYSFS"))
 		return 0;
-	pmu__set_roots(FUZZ_SYSFS "/x86", FUZZ_SYSFS "/x86/kernel/tracing");
+	pmu__set_roots(FUZZ_SYSFS "/" EVENTS_TREE, FUZZ_SYSFS "/" EVENTS_TREE "/kernel/tracing");
 	return 0;
 }
 
