@@ -758,12 +758,20 @@ static int read_counts(struct profile *p, struct entry **out, size_t *nr)
 	return 0;
 }
 
-/* Frame names go into ';'-separated lines: no ';', no control characters. */
+/*
+ * Frame names go into ';'-separated lines: no ';', and what text__char()
+ * refuses (control characters, invalid UTF-8) becomes '?', byte for byte.
+ */
 static void frame_clean(char *s)
 {
-	for (; *s; s++)
-		if (*s == ';' || (unsigned char)*s < 0x20)
-			*s = *s == ';' ? ':' : '?';
+	int n;
+
+	for (; *s; s += n) {
+		if (*s == ';')
+			*s = ':';
+		if (!text__char(s, false, &n))
+			memset(s, '?', n);
+	}
 }
 
 struct strbuf {

@@ -29,6 +29,7 @@
 #include "delay.h"
 #include "metrics.h"
 #include "prom.h"
+#include "util.h"
 
 /* Time constant of the CPU ranking average, in seconds. */
 #define SCORE_TAU_S 20.0
@@ -118,6 +119,10 @@ void prom__label_value(struct strbuf *sb, const char *v)
 		if (!n) {
 			strbuf__printf(sb, "?");
 			s++;
+		} else if (*s != '\n' && !text__char((const char *)s, false, &n)) {
+			/* a control character: no escape sequence for a terminal reading it */
+			strbuf__printf(sb, TEXT_REPLACEMENT);
+			s += n;
 		} else if (*s == '\\' || *s == '"') {
 			strbuf__printf(sb, "\\%c", *s);
 			s++;

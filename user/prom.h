@@ -25,7 +25,10 @@ struct strbuf {
 void strbuf__printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf__free(struct strbuf *sb);
 
-/* Append v as a label value: escaped, and invalid UTF-8 bytes replaced by '?'. */
+/*
+ * Append v as a label value: escaped, invalid UTF-8 bytes replaced by '?' and
+ * control characters (text__char()) by U+FFFD.
+ */
 void prom__label_value(struct strbuf *sb, const char *v);
 
 struct prom_opts {

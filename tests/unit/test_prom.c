@@ -21,6 +21,7 @@ int main(void)
 #include "catalog.h"
 #include "metrics.h"
 #include "prom.h"
+#include "util.h"
 
 #define S 1000000000ULL
 
@@ -135,6 +136,11 @@ static void test_label_escaping(void)
 	sb.len = 0;
 	prom__label_value(&sb, "caf\xc3\xa9");
 	CHECK_STR(sb.buf, "\"caf\xc3\xa9\"");
+	sb.len = 0;
+	/* an escape sequence (a comm or cgroup name) reaches no terminal reading /metrics */
+	prom__label_value(&sb, "\x1b]0;x\x07\x7f\xc2\x9b");
+	CHECK_STR(sb.buf, "\"" TEXT_REPLACEMENT "]0;x" TEXT_REPLACEMENT TEXT_REPLACEMENT
+			  TEXT_REPLACEMENT "\"");
 	strbuf__free(&sb);
 }
 
