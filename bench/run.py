@@ -38,8 +38,8 @@ HW_DEFAULT = "cycles,instructions,LLC-load-misses,dTLB-load-misses"
 PMBPF_NONE = "pmbpf (hardware default events: none counting here)"
 EMPTY = "empty tp_btf sched_switch"
 PMBPF_NODELAYS = "pmbpf no counter --no-delays"
-PMBPF_WAKEPROGS = "pmbpf 4 sw counters, wakeup programs (PMBPF_WAKEUP_PROGS=on)"
-PMBPF_NOFOLD = "pmbpf no counter, map path (PMBPF_THREAD_FOLD=off)"
+PMBPF_WAKEPROGS = "pmbpf 4 sw counters, wakeup programs (--wakeup-progs)"
+PMBPF_NOFOLD = "pmbpf no counter, map path (--thread-fold=off)"
 PMBPF_THREADS = "pmbpf no counter --threads"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
@@ -259,18 +259,17 @@ class Bench:
         self.results["errors"].append(msg)
 
     def mon_pmbpf(self, events=None, name=None, extra=(), fold=None, wakeups=None):
-        """fold: PMBPF_THREAD_FOLD (on, off; None: pmbpf's own choice by the switch rate);
-        wakeups: PMBPF_WAKEUP_PROGS (on: programs at sched_wakeup; None: pmbpf's choice)."""
+        """fold: --thread-fold (on, off; None: pmbpf's own choice by the switch rate);
+        wakeups: --wakeup-progs when true (programs at sched_wakeup; None: pmbpf's choice)."""
         cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
         if events:
             cmd += ["-e", events]
-        env = {}
         if fold:
-            env["PMBPF_THREAD_FOLD"] = fold
+            cmd += ["--thread-fold=" + fold]
         if wakeups:
-            env["PMBPF_WAKEUP_PROGS"] = wakeups
+            cmd += ["--wakeup-progs"]
         mon = Monitor(name or ("pmbpf -e " + events if events else "pmbpf (default events)"),
-                      cmd, ready_re=r'"type"', env=env or None)
+                      cmd, ready_re=r'"type"')
         mon.refresh_mark = lambda out: out.count(b'"type":"system"')  # one per interval
         return mon
 
@@ -441,7 +440,7 @@ class Bench:
                       lambda n=n: self.mon_pmbpf(SW_BY_N[n], "pmbpf %d sw" % n, fold="on")))
         # run-queue waits timed by programs at sched_wakeup instead of from sched_info
         v.append((PMBPF_WAKEPROGS,
-                  lambda: self.mon_pmbpf(SW4, PMBPF_WAKEPROGS, fold="on", wakeups="on")))
+                  lambda: self.mon_pmbpf(SW4, PMBPF_WAKEPROGS, fold="on", wakeups=True)))
         naive = [
             (EMPTY, "empty", 0),
             ("naive N=0", "naive_switch", 0),

@@ -195,7 +195,7 @@ def count_slack(rates, jitter, i, cpus):
 
 
 def assert_wakeup_mode(recs, mode):
-    """PMBPF_WAKEUP_PROGS=mode took effect: the wakeup programs' call count is
+    """record --wakeup-progs (mode on) took effect: the wakeup programs' call count is
     reported where they run (on), and null where the switch program reads the
     scheduler's sched_info instead (off, the default on a kernel that keeps it)."""
     wakeups = [r["wakeups"] for r in recs if r["type"] == "system"]

@@ -62,10 +62,9 @@ def run_in(cgdir, *args):
     return [json.loads(l) for l in out.splitlines()]
 
 
-def record(*args, env=None):
+def record(*args):
     return subprocess.Popen([PMBPF, "record", "-o", "json"] + list(args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, **(env or {})))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def started(p):
@@ -330,7 +329,7 @@ def test_runq_count_equals_wakeups(wakeups):
     """Each sleep's wakeup and each preemption gives one run-queue sample,
     timed from sched_info (off, the default) or by the wakeup programs (on)."""
     k = 300
-    p = record("-e", "task-clock", "-i", "0.5", env={"PMBPF_WAKEUP_PROGS": wakeups})
+    p = record("-e", "task-clock", "-i", "0.5", *(["--wakeup-progs"] if wakeups == "on" else []))
     started(p)
     t = work("sleep", k, 1000)[0]
     recs = finish(p)

@@ -78,12 +78,11 @@ def start_in(cgdir, cpu, *args, extra_cgroups=()):
                             stdout=subprocess.PIPE, text=True)
 
 
-def record(*args, cpu=None, env=None):
+def record(*args, cpu=None):
     cmd = [PMBPF, "record", "-o", "json", "-i", "0.5"] + list(args)
     if cpu is not None:
         cmd = ["taskset", "-c", str(cpu)] + cmd
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ, **(env or {})))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     assert '"session"' in line, p.stderr.read()
     return p
@@ -193,14 +192,14 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     CPU time of everything else on that CPU (cgroups' cpu.stat, /proc/stat),
     which bounds the wait anything but the spinner can have caused. Waits
     timed from the scheduler's sched_info (off, the default where the kernel
-    keeps it) and by the wakeup programs (PMBPF_WAKEUP_PROGS=on).
+    keeps it) and by the wakeup programs (on: --wakeup-progs).
     """
     if not shutil.which("perf"):
         pytest.skip("needs perf (linux-perf) for the kernel's switch records")
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
     adir, arel = cg("antagonist")
-    p = record("-b", "all", cpu=other, env={"PMBPF_WAKEUP_PROGS": wakeups})
+    p = record("-b", "all", *(["--wakeup-progs"] if wakeups == "on" else []), cpu=other)
     ant = start_in(adir, cpu, "spin", 60)
     wait_comm(ant.pid, "work")
     time.sleep(0.3)

@@ -66,6 +66,8 @@ def test_unknown_event_is_one_line_with_close_matches():
     (["list", "a", "b"], "list takes at most one word"),
     (["record", "-i", "1d"], "invalid interval '1d'"),
     (["record", "-d", "367d"], "invalid duration '367d'"),
+    # issue 32: was PMBPF_THREAD_FOLD in the environment, whose bad value became auto
+    (["record", "--thread-fold", "yes"], "unknown --thread-fold mode 'yes'"),
 ])
 def test_malformed_options(args, pattern):
     p = run(*args)

@@ -14,7 +14,8 @@ from conftest import PMBPF
 
 # A valid argument per option (by long name, else by placeholder), so that the
 # command's own check of it passes and parsing goes on to the next option.
-BY_NAME = {"metrics": "ipc", "window": "60", "cpi-window": "60", "call-graph": "dwarf,4096"}
+BY_NAME = {"metrics": "ipc", "window": "60", "cpi-window": "60", "call-graph": "dwarf,4096",
+           "thread-fold": "auto"}
 BY_ARG = {"LIST": "task-clock", "NAME": "task-clock", "TIME": "1", "N": "16", "PID": "1",
           "PATH": "/", "FORMAT": "json", "WHAT": "process", "FILE": "/dev/null", "TEXT": "t",
           "HZ": "99", "ADDR:PORT": "127.0.0.1:9465", "NAME=+P%": "ipc=-5%", "K": "3",

@@ -426,12 +426,13 @@ def test_sleeping_threads_reported_while_alive(recorder, attach, fold):
     keeps a thread's counts in its task storage, which the fold iterator
     moves to the process's entry at each read), and counted once. In a pid
     namespace of its own, where a task iterator does not see the workload,
-    pmbpf credits the entries at each switch instead. PMBPF_THREAD_FOLD forces
+    pmbpf credits the entries at each switch instead. --thread-fold forces
     either tp_btf path (pmbpf otherwise picks by the switch rate)."""
     threads, pages = 4, 3000
-    args = ["-e", "page-faults", "-i", "0.25"] + (["--raw-tp"] if attach == "raw_tp" else [])
+    args = ["-e", "page-faults", "-i", "0.25", f"--thread-fold={fold}"] + \
+        (["--raw-tp"] if attach == "raw_tp" else [])
     wrap = ["unshare", "--pid", "--fork", "--mount-proc"] if attach.endswith("pidns") else []
-    rec = recorder(*args, wrap=["env", f"PMBPF_THREAD_FOLD={fold}"] + wrap)
+    rec = recorder(*args, wrap=wrap)
     proc = subprocess.Popen([WORK, "threads", str(threads), str(pages), "2"],
                             stdout=subprocess.PIPE, text=True)
     truth = json.loads(proc.stdout.readline())

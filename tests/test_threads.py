@@ -34,12 +34,11 @@ def figures(rec):
 
 
 def record_threads(recorder, fold):
-    """record --threads, one interval in; fold: PMBPF_THREAD_FOLD, the switch
+    """record --threads, one interval in; fold: --thread-fold, the switch
     path (on: threads' task storage, folded into their entries at each read;
     off: the entries at every switch; pmbpf otherwise picks by the switch
     rate)."""
-    rec = recorder("--threads", "-e", SW, "-i", "0.25",
-                   wrap=["env", f"PMBPF_THREAD_FOLD={fold}"])
+    rec = recorder("--threads", "-e", SW, "-i", "0.25", f"--thread-fold={fold}")
     rec.wait_intervals(1)
     return rec
 

@@ -141,6 +141,21 @@ int options__hot(const char *arg, __u32 *hz)
 	return 0;
 }
 
+int options__thread_fold(const char *arg, enum thread_fold *mode)
+{
+	if (!strcmp(arg, "auto"))
+		*mode = THREAD_FOLD_AUTO;
+	else if (!strcmp(arg, "on"))
+		*mode = THREAD_FOLD_ON;
+	else if (!strcmp(arg, "off"))
+		*mode = THREAD_FOLD_OFF;
+	else {
+		pr_err("unknown --thread-fold mode '%s': use auto, on or off\n", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len)
 {
 	switch (c) {
@@ -170,6 +185,11 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		return 1;
 	case OPT_THREADS:
 		s->threads = true;
+		return 1;
+	case OPT_THREAD_FOLD:
+		return options__thread_fold(arg, &s->thread_fold) ?: 1;
+	case OPT_WAKEUP_PROGS:
+		s->wakeup_progs = true;
 		return 1;
 	case 'v':
 		s->verbose = true;

@@ -20,6 +20,8 @@ enum {
 	OPT_THREADS, /* --threads */
 	OPT_CPI_WINDOW, /* --cpi-window N */
 	OPT_CPI_K, /* --cpi-k K */
+	OPT_THREAD_FOLD, /* --thread-fold MODE */
+	OPT_WAKEUP_PROGS, /* --wakeup-progs */
 	OPT_COMMAND, /* the first value free for a command's own */
 };
 
@@ -49,11 +51,14 @@ int options__int(const char *opt, const char *arg, int min, int max, int *out);
 int options__cpi(int c, const char *arg, struct cpi_opts *o);
 /* -EINVAL (said in one line) when K is longer than the window. */
 int options__cpi_check(const struct cpi_opts *o);
+/* --thread-fold auto|on|off. */
+int options__thread_fold(const char *arg, enum thread_fold *mode);
 /* --hot[=HZ]: arg NULL for the default rate. */
 int options__hot(const char *arg, __u32 *hz);
 /*
  * The options every collecting subcommand takes the same way: -e, -p, -G
- * (resolved into cgroup_buf), -m, -M, --raw-tp, --hot and -v. Returns 1 when c
+ * (resolved into cgroup_buf), -m, -M, --raw-tp, --hot, --thread-fold,
+ * --wakeup-progs and -v. Returns 1 when c
  * was one of them, 0 when it is not, -EINVAL on a bad value.
  */
 int options__session(int c, const char *arg, struct session_opts *s, char *cgroup_buf, size_t len);
@@ -75,6 +80,15 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 #define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
 #define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
 #define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"
+#define OPTION_THREAD_FOLD                                                   \
+	OPT_THREAD_FOLD, "thread-fold", "MODE",                              \
+		"where switches credit counts: on (each thread's task\n"     \
+		"storage, folded at each read), off (the process entries)\n" \
+		"or auto (by the switch rate, the default); for benchmarks"
+#define OPTION_WAKEUP_PROGS                                             \
+	OPT_WAKEUP_PROGS, "wakeup-progs", NULL,                         \
+		"time run-queue waits with programs at sched_wakeup,\n" \
+		"not from the scheduler's sched_info; for benchmarks"
 #define OPTION_CPI_WINDOW                                              \
 	OPT_CPI_WINDOW, "cpi-window", "N",                             \
 		"CPI outliers: intervals of the baseline and of the\n" \

@@ -34,6 +34,8 @@ static const struct cmdopt options[] = {
 	{ OPTION_DELAYS },
 	{ OPTION_NO_DELAYS },
 	{ OPTION_THREADS },
+	{ OPTION_THREAD_FOLD },
+	{ OPTION_WAKEUP_PROGS },
 	{ OPTION_VERBOSE },
 	{ CMDOPT_HELP },
 	{},

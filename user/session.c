@@ -82,10 +82,11 @@ struct session {
 	bool delays_on; /* session_opts.delays resolved */
 	bool threads; /* --threads: an entry per thread */
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
-	enum { FOLD_AUTO, FOLD_ON, FOLD_OFF } fold_mode; /* PMBPF_THREAD_FOLD */
+	enum thread_fold fold_mode; /* --thread-fold */
 	int fold_drain; /* reads that still run the iterator after fold_on went off */
 	__u64 sys_ctxt, sys_now; /* /proc/stat's ctxt at the last read_system(), and when */
 	bool wakeup_progs; /* the sched_wakeup programs time run-queue waits */
+	bool force_wakeup_progs; /* --wakeup-progs */
 };
 
 /*
@@ -424,37 +425,14 @@ static bool in_init_pid_ns(void)
 #define FOLD_MAX_SLOTS 4
 
 /*
- * A switch for tests and benchmarks in the environment: ENV_ON for "on" or
- * "1", ENV_OFF for "off" or "0", otherwise ENV_DEFAULT (unset, empty,
- * "auto", or anything else with a warning).
- */
-enum env_mode { ENV_DEFAULT, ENV_ON, ENV_OFF };
-
-static enum env_mode env_mode(const char *name)
-{
-	const char *v = getenv(name);
-
-	if (!v || !*v || !strcmp(v, "auto"))
-		return ENV_DEFAULT;
-	if (!strcmp(v, "on") || !strcmp(v, "1"))
-		return ENV_ON;
-	if (!strcmp(v, "off") || !strcmp(v, "0"))
-		return ENV_OFF;
-	pr_err("warning: %s=%s: use auto, on or off; auto it is\n", name, v);
-	return ENV_DEFAULT;
-}
-
-/*
  * The switch program times run-queue waits from the scheduler's sched_info
  * (tp_btf, where it is kept), and no program runs at wakeups; otherwise
- * the wakeup programs time them. PMBPF_WAKEUP_PROGS=on forces them (A/B
+ * the wakeup programs time them. --wakeup-progs forces them (A/B
  * benchmarks, tests).
  */
 static bool want_wakeup_progs(const struct session *s, bool tp_btf)
 {
-	if (env_mode("PMBPF_WAKEUP_PROGS") == ENV_ON)
-		return true;
-	return !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
+	return s->force_wakeup_progs || !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
 }
 
 /*
@@ -600,8 +578,12 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
-	if (!s->skel->rodata->fold_threads)
+	if (!s->skel->rodata->fold_threads) {
+		if (s->fold_mode == THREAD_FOLD_ON)
+			pr_err("--thread-fold=on: switches credit the process entries here (the fold needs tp_btf, the initial pid namespace and at most %d counting events)\n",
+			       FOLD_MAX_SLOTS);
 		return 0;
+	}
 	s->fold = bpf_program__attach_iter(s->skel->progs.fold, NULL);
 	if (!s->fold) {
 		err = -errno;
@@ -610,23 +592,12 @@ static int attach(struct session *s)
 		return err;
 	}
 	s->progs[s->nr_progs++] = s->skel->progs.fold;
-	/* for tests and benchmarks: force either path (fold_decide() otherwise) */
-	switch (env_mode("PMBPF_THREAD_FOLD")) {
-	case ENV_ON:
-		s->fold_mode = FOLD_ON;
-		break;
-	case ENV_OFF:
-		s->fold_mode = FOLD_OFF;
-		break;
-	case ENV_DEFAULT:
-		break;
-	}
 	/*
 	 * auto starts on task storage: a switch-heavy host gains from the
 	 * first switch, an idle one pays one walk before fold_decide() turns
 	 * it off
 	 */
-	s->skel->bss->fold_on = s->fold_mode != FOLD_OFF;
+	s->skel->bss->fold_on = s->fold_mode != THREAD_FOLD_OFF;
 	return 0;
 }
 
@@ -952,6 +923,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 		o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus, s->nr_slots);
 	s->metrics = o->metrics;
 	s->threads = o->threads;
+	s->fold_mode = o->thread_fold;
+	s->force_wakeup_progs = o->wakeup_progs;
 	s->delays_on =
 		o->delays == DELAYS_ON || (o->delays == DELAYS_AUTO && !o->pid && !o->cgroup);
 	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
@@ -1121,7 +1094,7 @@ static long host_threads(void)
 }
 
 /*
- * PMBPF_THREAD_FOLD=auto (default): from the start, switches credit task
+ * --thread-fold=auto (default): from the start, switches credit task
  * storage; they go on doing so while the
  * monitored switches of the last interval saved more than twice what the
  * iterator's walk of every thread costs per read, and go back to the map
@@ -1137,7 +1110,7 @@ static void fold_decide(struct session *s, const struct snapshot *snap)
 	__u64 sw = 0;
 	size_t i;
 
-	if (!s->fold || s->fold_mode != FOLD_AUTO)
+	if (!s->fold || s->fold_mode != THREAD_FOLD_AUTO)
 		return;
 	for (i = 0; i < snap->nr_rows; i++)
 		if (snap->rows[i].pid) /* the idle task always credits its entry */

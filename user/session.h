@@ -9,6 +9,13 @@
 #include "metrics.h"
 #include "snapshot.h"
 
+/* --thread-fold: where switches credit counts on tp_btf (fold_decide() in session.c). */
+enum thread_fold {
+	THREAD_FOLD_AUTO, /* chosen by the switch rate: the default */
+	THREAD_FOLD_ON, /* each thread's task storage, folded into the processes at each read */
+	THREAD_FOLD_OFF, /* the process entries, at each switch */
+};
+
 enum delays_mode {
 	DELAYS_OFF, /* the other commands, and --no-delays */
 	DELAYS_AUTO,
@@ -39,6 +46,14 @@ struct session_opts {
 	 * handoffs, an exit record per thread.
 	 */
 	bool threads;
+	/* --thread-fold (benchmarks, tests): THREAD_FOLD_AUTO unless forced */
+	enum thread_fold thread_fold;
+	/*
+	 * --wakeup-progs (benchmarks, tests): programs at sched_wakeup time the
+	 * run-queue waits even where the switch program reads them from the
+	 * scheduler's sched_info (they always do where it cannot)
+	 */
+	bool wakeup_progs;
 	/*
 	 * The interval asked for (record, serve), 0 for none: intervals longer
 	 * than 1.5 times it are counted (snapshot.late_intervals) and said.
