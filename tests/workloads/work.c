@@ -5,7 +5,8 @@
  *
  *   work touch PAGES          touch PAGES fresh pages, once each
  *   work sleep K USEC         sleep K times for USEC microseconds
- *   work burn MS              burn MS milliseconds of CPU time
+ *   work burn MS [SPREAD]     burn MS milliseconds of CPU time (plus a random
+ *                             0-SPREAD more: noisy runs with no shell between)
  *   work spin SECONDS [TRACE] busy loop for SECONDS of wall time; with TRACE, write
  *                             "realtime_ns cpu_ns" to that file every millisecond
  *   work spawn N PAGES        N children in turn, each touches PAGES pages and exits;
@@ -72,6 +73,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -510,7 +512,16 @@ int main(int argc, char **argv)
 		pthread_join(t, NULL); /* the exec ends this thread */
 		return 1;
 	} else if (!strcmp(argv[1], "burn")) {
-		burn_cpu(CLOCK_PROCESS_CPUTIME_ID, atol(argv[2]));
+		long ms = atol(argv[2]);
+
+		if (argc > 3) {
+			unsigned int r = 0;
+
+			if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+				return 1;
+			ms += r % (atol(argv[3]) + 1);
+		}
+		burn_cpu(CLOCK_PROCESS_CPUTIME_ID, ms);
 		report("burn");
 	} else if (!strcmp(argv[1], "spin")) {
 		double end = now(CLOCK_MONOTONIC) + atof(argv[2]), t, last = 0;
