@@ -19,7 +19,8 @@ PAGES = [2000, 5000, 9000, 14000]
 MS = [150, 300, 450, 600]
 # the counter families of a process (thread) series set; their samples add up
 COUNTERS = ("cpu_seconds_total", "offcpu_seconds_total", "context_switches_total",
-            "migrations_total", "perf_events_total", "runqueue_latency_seconds_sum",
+            "migrations_total", "perf_events_total", "perf_event_seconds_total",
+            "runqueue_latency_seconds_sum",
             "runqueue_latency_seconds_count")
 
 
@@ -76,11 +77,13 @@ def test_thread_series_ground_truth():
         faults = value(got, "pmbpf_thread_perf_events_total", event="page-faults", **ident)
         kernel = t["minflt"] + t["majflt"]
         assert t["pages"] <= faults <= kernel * 1.02 + 200, (faults, t)
-        clock = value(got, "pmbpf_thread_perf_events_total", event="task-clock", **ident)
+        # a clock event: in seconds, in a family of its own
+        clock = value(got, "pmbpf_thread_perf_event_seconds_total", event="task-clock", **ident)
+        assert not select(got, "pmbpf_thread_perf_events_total", event="task-clock", **ident)
         # within the process tests' 1% + 1 ms below (a switch-in the kernel did
         # not report moves a bit of a span to the thread leaving); above, the
         # thread's clock was read before its last steps (barrier, exit)
-        for ns in (oncpu * 1e9, clock):
+        for ns in (oncpu * 1e9, clock * 1e9):
             assert t["cpu_ns"] * 0.99 - 1e6 <= ns <= t["cpu_ns"] * 1.01 + 5e6, (ns, t)
     # the pool's threads (its main thread too) add up to its process series, sample by sample
     threads = {dict(l)["tid"] for l in select(got, "pmbpf_thread_cpu_seconds_total", pid=pid)}
@@ -96,8 +99,9 @@ def test_thread_series_ground_truth():
             total = sum(parts.values())
             assert abs(total - want) <= 1e-9 * max(1, want), (fam, rest, total, want)
             checked += 1
-    # three counting events, two kinds of switches
-    assert checked == len(COUNTERS) + 3, checked
+    # three counting events (two counts and task-clock, a clock, in seconds),
+    # two kinds of switches
+    assert checked == len(COUNTERS) + 2, checked
     assert "pmbpf_thread_fold" in thread_names(body)
     # cardinality gauges: every thread seen has its series (fewer than the top K)
     assert value(got, "pmbpf_exported_threads") == len(threads)
