@@ -6,6 +6,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpfload.h"
+#include "snapshot.h"
 #include "util.h"
 
 #ifndef ENOTSUPP

@@ -93,13 +93,7 @@ void map_reader__free(struct map_reader *r);
  */
 int percpu_array__sum(int fd, __u64 *sums, __u32 nr);
 
-/* A BPF program's cumulative cost (kernel.bpf_stats_enabled=1). */
-struct prog_stat {
-	char name[32];
-	__u64 run_time_ns;
-	__u64 run_cnt;
-	__u64 recursion_misses; /* runs skipped because the program was already running on that CPU */
-};
+struct prog_stat; /* snapshot.h */
 
 /* The statistics of up to max programs into out; returns how many were read. */
 int prog_stats__read(struct bpf_program *const *progs, int nr, struct prog_stat *out, int max);

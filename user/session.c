@@ -1302,11 +1302,6 @@ int session__map_memory(const struct session *s, struct map_memory *out, int max
 	return n;
 }
 
-const struct features *session__features(const struct session *s)
-{
-	return &s->feat;
-}
-
 int session__possible_cpus(const struct session *s)
 {
 	return s->nr_cpus;

@@ -76,8 +76,6 @@ bool session__no_pmu(const struct session *s);
 /* At least one hardware event is counting. */
 bool session__hw_counting(const struct session *s);
 const char *session__attach_kind(const struct session *s);
-struct features;
-const struct features *session__features(const struct session *s);
 int session__possible_cpus(const struct session *s);
 /* Entries of the counts map in force. */
 __u32 session__max_procs(const struct session *s);

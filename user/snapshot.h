@@ -10,12 +10,19 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "pmbpf.h"
-#include "bpfload.h" /* struct prog_stat */
 #include "events.h"
 
 struct metric_sel;
 struct snapshot_strings;
 struct delay_pair;
+
+/* A BPF program's cumulative cost (kernel.bpf_stats_enabled=1): prog_stats__read() in bpfload.h. */
+struct prog_stat {
+	char name[32];
+	__u64 run_time_ns;
+	__u64 run_cnt;
+	__u64 recursion_misses; /* runs skipped because the program was already running on that CPU */
+};
 
 struct event_info {
 	struct event_spec spec;
