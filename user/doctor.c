@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "cmdrun.h"
 #include "commands.h"
+#include "host.h"
 #include "json_writer.h"
 #include "pmu.h"
 #include "kfeatures.h"
@@ -267,21 +268,6 @@ static void check_sysctls(struct doctor *d)
 			"kernel.bpf_stats_enabled=0: per-program run time and run counts read 0; sysctl kernel.bpf_stats_enabled=1 measures them (costs ~20-30 ns per program run)");
 }
 
-static bool has_hypervisor_flag(void)
-{
-	char line[4096];
-	bool found = false;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "flags", 5) && strstr(line, " hypervisor"))
-			found = true;
-	fclose(f);
-	return found;
-}
-
 /* pmu__available() decides; sysfs names the core PMUs. */
 static void find_pmu(struct doctor *d)
 {
@@ -289,7 +275,7 @@ static void find_pmu(struct doctor *d)
 	size_t n = 0;
 	int nr, i;
 
-	d->hypervisor = has_hypervisor_flag();
+	d->hypervisor = host__cpu()->hypervisor;
 	d->have_pmu = pmu__available();
 	all = pmus__all(&nr);
 	for (i = 0; i < nr && n < sizeof(d->pmu_dev); i++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "host.h"
 #include "metrics.h"
 #include "pmu.h"
 #include "util.h"
@@ -328,10 +329,10 @@ int metrics__parse(const char *list, struct metric_sel *sel)
 /* This host's CPU as the table names families; why in buf when unknown. */
 static const char *cpu_family(char *why, size_t len, double *slots)
 {
-	char line[256], vendor[32] = "";
+	const struct host_cpu *cpu;
 	unsigned long midr = 0;
-	int family = -1, model = -1;
 	const struct pmu *all;
+	char line[256];
 	int nr, i;
 	FILE *f;
 
@@ -367,27 +368,17 @@ static const char *cpu_family(char *why, size_t len, double *slots)
 			 impl, part);
 		return NULL;
 	}
-	f = fopen("/proc/cpuinfo", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "vendor_id", 9) && strchr(line, ':'))
-			sscanf(strchr(line, ':') + 1, "%31s", vendor);
-		else if (!strncmp(line, "cpu family", 10) && strchr(line, ':'))
-			family = atoi(strchr(line, ':') + 1);
-		else if (!strncmp(line, "model\t", 6) && strchr(line, ':'))
-			model = atoi(strchr(line, ':') + 1);
-		if (family >= 0 && model >= 0 && vendor[0])
-			break;
-	}
-	if (f)
-		fclose(f);
+	cpu = host__cpu();
 	/* Zen 4: family 19h models 10h-1Fh, 60h-AFh (Zen 3 has no pipeline-utilization events) */
-	if (!strcmp(vendor, "AuthenticAMD") && family == 0x19 &&
-	    ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0xaf)))
+	if (!strcmp(cpu->vendor, "AuthenticAMD") && cpu->family == 0x19 &&
+	    ((cpu->model >= 0x10 && cpu->model <= 0x1f) ||
+	     (cpu->model >= 0x60 && cpu->model <= 0xaf)))
 		return "amd-zen4";
 	snprintf(why, len, "%s family 0x%x model 0x%x has no topdown events in the table%s",
-		 vendor[0] ? vendor : "this CPU", family, model,
-		 !strcmp(vendor, "GenuineIntel") ? " (the kernel exposes no topdown-* events)" :
-						   "");
+		 cpu->vendor[0] ? cpu->vendor : "this CPU", cpu->family, cpu->model,
+		 !strcmp(cpu->vendor, "GenuineIntel") ?
+			 " (the kernel exposes no topdown-* events)" :
+			 "");
 	return NULL;
 }
 

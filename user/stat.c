@@ -23,6 +23,7 @@
 #include "cmdrun.h"
 #include "commands.h"
 #include "compare.h"
+#include "host.h"
 #include "json_writer.h"
 #include "metrics.h"
 #include "options.h"
@@ -258,22 +259,9 @@ static int build_series(const struct stat_ctx *ctx, char group, struct series *s
 
 static void host_cpu_model(char *buf, size_t len)
 {
-	char line[512];
 	struct utsname u;
-	FILE *f = fopen("/proc/cpuinfo", "re");
 
-	buf[0] = '\0';
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (!strncmp(line, "model name", 10) && colon) {
-			snprintf(buf, len, "%s", colon + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
+	snprintf(buf, len, "%s", host__cpu()->model_name);
 	if (!buf[0] && !uname(&u))
 		snprintf(buf, len, "%s", u.machine); /* arm64 names no model */
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "check.h"
+#include "host.h"
 #include "util.h"
 
 #define NS_PER_S 1000000000ULL
@@ -327,6 +328,45 @@ static void test_read_all(void)
 	unlink(path);
 }
 
+/* The first CPU's block of /proc/cpuinfo: x86 (a guest), arm64 (no vendor, model name or flags). */
+static void test_host_cpu(void)
+{
+	static const char x86[] = "processor\t: 0\n"
+				  "vendor_id\t: AuthenticAMD\n"
+				  "cpu family\t: 25\n"
+				  "model\t\t: 17\n"
+				  "model name\t: AMD EPYC 9R14\n"
+				  "flags\t\t: fpu vme de hypervisor lahf_lm\n"
+				  "\n"
+				  "processor\t: 1\n"
+				  "vendor_id\t: GenuineIntel\n"
+				  "model name\t: not the first CPU\n";
+	static const char arm64[] = "processor\t: 0\n"
+				    "BogoMIPS\t: 50.00\n"
+				    "Features\t: fp asimd evtstrm\n"
+				    "CPU implementer\t: 0x41\n"
+				    "CPU part\t: 0xd0c\n";
+	struct host_cpu h;
+
+	host_cpu__parse(&h, x86);
+	CHECK_STR(h.vendor, "AuthenticAMD");
+	CHECK_EQ_INT(h.family, 25);
+	CHECK_EQ_INT(h.model, 17);
+	CHECK_STR(h.model_name, "AMD EPYC 9R14");
+	CHECK(h.hypervisor);
+	host_cpu__parse(&h, arm64);
+	CHECK_STR(h.vendor, "");
+	CHECK_EQ_INT(h.family, -1);
+	CHECK_EQ_INT(h.model, -1);
+	CHECK_STR(h.model_name, "");
+	CHECK(!h.hypervisor);
+	host_cpu__parse(&h, "flags\t: fpu hypervisor_x\nmodel name: X\n");
+	CHECK(h.hypervisor); /* as doctor read it: " hypervisor" anywhere in flags */
+	CHECK_STR(h.model_name, "X");
+	/* this host's, read once: the same object each time */
+	CHECK(host__cpu() == host__cpu());
+}
+
 int main(void)
 {
 	test_duration();
@@ -336,5 +376,6 @@ int main(void)
 	test_printable();
 	test_getline();
 	test_read_all();
+	test_host_cpu();
 	return check_summary();
 }

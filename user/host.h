@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Facts about the host's CPUs from /proc/cpuinfo, read once for every user:
+ * -M's tables (metrics.c), stat's report (its CPU model), doctor (the
+ * hypervisor flag).
+ */
+#ifndef __PMBPF_HOST_H
+#define __PMBPF_HOST_H
+
+#include <stdbool.h>
+
+struct host_cpu {
+	char vendor[32]; /* vendor_id (x86); "" where there is none */
+	int family; /* cpu family; -1 where there is none */
+	int model; /* model; -1 where there is none */
+	char model_name[256]; /* model name; "" where there is none (arm64) */
+	bool hypervisor; /* the flags name hypervisor (x86: a guest) */
+};
+
+/* The first CPU's block of a /proc/cpuinfo text into h. */
+void host_cpu__parse(struct host_cpu *h, const char *text);
+/* /proc/cpuinfo's first CPU, read at the first call (all unknown when it cannot be read). */
+const struct host_cpu *host__cpu(void);
+
+#endif /* __PMBPF_HOST_H */
