@@ -125,15 +125,14 @@ total_pass=0
 total_fail=0
 total_skip=0
 
-# since T: seconds from date +%s.%N T to now
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+# shellcheck source=tests/vm/scaled.sh
+. "$here/scaled.sh"
 
 # boot SUITE LOG: runs the guest of SUITE with its console in LOG. Its time
 # limit scales with its speed: QEMU's start to the guest's first line
 # (VMTEST INFO boot, from /init) is timed, and the limit grows by that time
-# over the same boot on an idle host (boot_s), from 1x to 6x. On a busy host
-# TCG gets a fraction of a CPU and every step of the guest slows alike; a
-# guest that hangs still stops, at 6x at most. boot_s are upper bounds of the
+# over the same boot on an idle host (boot_s), from 1x to 6x (scaled.sh).
+# boot_s are upper bounds of the
 # idle boot (so the limit grows no more than the slowdown): the whole
 # checks-only run of each suite on an idle host (README.md's table), and for
 # arm64-icount0 the 4 s to /init of docs (environment). Measured at load 20
@@ -187,28 +186,7 @@ boot() {
 		esac
 	done >"$log.cmd"
 	echo >>"$log.cmd"
-	t_boot=$(now)
-	booted_s=
-	limit_s=$limit
-	"$@" </dev/null >"$log.raw" 2>&1 &
-	qemu=$!
-	while kill -0 "$qemu" 2>/dev/null; do
-		sleep 0.2
-		el=$(since "$t_boot")
-		if [ -z "$booted_s" ] && grep -q 'VMTEST INFO boot ' "$log.raw"; then
-			booted_s=$el
-			limit_s=$(awk -v l="$limit" -v b="$booted_s" -v n="$boot_s" \
-				'BEGIN { f = b / n; if (f < 1) f = 1; if (f > 6) f = 6; printf "%d", l * f }')
-		fi
-		if awk -v e="$el" -v l="$limit_s" 'BEGIN { exit !(e >= l) }'; then
-			kill -TERM "$qemu" 2>/dev/null
-			sleep 5
-			kill -KILL "$qemu" 2>/dev/null
-			wait "$qemu" 2>/dev/null
-			return 124
-		fi
-	done
-	wait "$qemu"
+	run_scaled "$limit" "$boot_s" "$log.raw" "$@"
 }
 
 for suite in "$@"; do

@@ -149,7 +149,7 @@ if [ "$prepare_only" -eq 1 ]; then
 	exit 0
 fi
 echo "vmtest-systemd: booting (systemd as PID 1, TCG; a minute or two)"
-# The time limit scales with the guest's speed, as in ../run.sh: QEMU's start
+# The time limit scales with the guest's speed (../scaled.sh): QEMU's start
 # to check.sh's first line (VMTEST INFO boot) is timed against the same on
 # an idle host (boot_s: 8.7 s of guest uptime, about 10 s of wall time;
 # README.md), and the limit grows by that factor, from 1x to 6x. Seen at
@@ -157,29 +157,9 @@ echo "vmtest-systemd: booting (systemd as PID 1, TCG; a minute or two)"
 boot_s=10
 t=$(now)
 rc=0
-booted_s=
-limit_s=$limit
-"$@" </dev/null >"$log.raw" 2>&1 &
-qemu=$!
-while kill -0 "$qemu" 2>/dev/null; do
-	sleep 0.5
-	el=$(since "$t")
-	if [ -z "$booted_s" ] && grep -q 'VMTEST INFO boot ' "$log.raw"; then
-		booted_s=$el
-		limit_s=$(awk -v l="$limit" -v b="$booted_s" -v n="$boot_s" \
-			'BEGIN { f = b / n; if (f < 1) f = 1; if (f > 6) f = 6; printf "%d", l * f }')
-	fi
-	if awk -v e="$el" -v l="$limit_s" 'BEGIN { exit !(e >= l) }'; then
-		kill -TERM "$qemu" 2>/dev/null
-		sleep 5
-		kill -KILL "$qemu" 2>/dev/null
-		break
-	fi
-done
-wait "$qemu" || rc=$?
-if awk -v e="$(since "$t")" -v l="$limit_s" 'BEGIN { exit !(e >= l) }'; then
-	rc=124
-fi
+# shellcheck source=tests/vm/scaled.sh
+. "$here/../scaled.sh"
+run_scaled "$limit" "$boot_s" "$log.raw" "$@" || rc=$?
 elapsed=$(since "$t")
 echo "vmtest-systemd: checks began ${booted_s:-never} s after QEMU's start (${boot_s} s on an idle host): limit ${limit_s} s"
 tr -d '\r' <"$log.raw" >"$log"
