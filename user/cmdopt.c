@@ -103,6 +103,20 @@ int cmdopt__check(const struct cmdopts *c, char *msg, size_t len)
 	return 0;
 }
 
+int cmdopt__next(const struct cmdopts *c, struct cmdopt_getopt *g, int argc, char **argv)
+{
+	if (!g->built) {
+		g->built = true;
+		g->bad = cmdopt__build(c, g) != 0;
+		optind = 1;
+		if (g->bad)
+			return '?';
+	}
+	if (g->bad)
+		return -1;
+	return getopt_long(argc, argv, g->shorts, g->longs, NULL);
+}
+
 int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g)
 {
 	const struct cmdopt *o;

@@ -51,6 +51,8 @@ struct cmdopts {
 struct cmdopt_getopt {
 	struct option longs[CMDOPT_MAX + 1];
 	char shorts[1 + 2 * CMDOPT_MAX + 1];
+	bool built; /* by cmdopt__next()'s first call */
+	bool bad; /* the table is wrong (said): no option is read */
 };
 
 /*
@@ -62,6 +64,15 @@ struct cmdopt_getopt {
 int cmdopt__check(const struct cmdopts *c, char *msg, size_t len);
 /* The arrays for getopt_long(); -EINVAL (said in one line) on a bad table. */
 int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g);
+/*
+ * A command's getopt_long() loop, written once:
+ *	struct cmdopt_getopt g = {};
+ *	while ((c = cmdopt__next(&record_cmdopts, &g, argc, argv)) != -1)
+ * The first call builds g from c and starts at argv[1]. A table that
+ * cmdopt__build() refuses (an internal error, said in one line) is '?' once,
+ * as an unknown option is, then the end.
+ */
+int cmdopt__next(const struct cmdopts *c, struct cmdopt_getopt *g, int argc, char **argv);
 /* The usage text: head, a blank line, one line per option (aligned), the tail. */
 void cmdopt__fprint(const struct cmdopts *c, FILE *f);
 /* The same in a malloc'd string (*len its length); NULL on ENOMEM. */

@@ -797,17 +797,14 @@ int cmd_compare(int argc, char **argv)
 	enum compare_format fmt = COMPARE_TABLE;
 	struct series base = {}, new = {};
 	struct compare_result *r = NULL;
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, nr_th = 0, rc = 2;
 	char err[600], *text = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	signal(SIGPIPE, SIG_IGN); /* a closed pipe is EPIPE: exit with the verdict */
-	if (cmdopt__build(&compare_cmdopts, &g))
-		return 2;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&compare_cmdopts, &g, argc, argv)) != -1) {
 		switch (c) {
 		case 't':
 			if (nr_th == COMPARE_MAX_THRESHOLDS) {

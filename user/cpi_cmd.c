@@ -396,14 +396,11 @@ int cmd_cpi(int argc, char **argv)
 	char err[256], *line = NULL;
 	size_t cap = 0, lineno = 0;
 	FILE *in = stdin;
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, rc = 2, ret = 0;
 	long n;
 
-	if (cmdopt__build(&cpi_cmdopts, &g))
-		return 2;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&cpi_cmdopts, &g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "table") && strcmp(optarg, "json")) {

@@ -612,13 +612,10 @@ int cmd_doctor(int argc, char **argv)
 	const char *events = DEFAULT_EVENTS;
 	struct events_error err;
 	bool json = false;
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, n, ret;
 
-	if (cmdopt__build(&doctor_cmdopts, &g))
-		return 2;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&doctor_cmdopts, &g, argc, argv)) != -1) {
 		switch (c) {
 		case 'o':
 			if (strcmp(optarg, "json") && strcmp(optarg, "text")) {

@@ -403,13 +403,10 @@ static void json(void)
 
 int cmd_fields(int argc, char **argv)
 {
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, format = 0;
 
-	if (cmdopt__build(&fields_cmdopts, &g))
-		return 2;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&fields_cmdopts, &g, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_MARKDOWN:
 		case OPT_JSON:

@@ -220,14 +220,11 @@ static int parse_call_graph(const char *arg, struct profile_opts *o)
 static int parse_args(int argc, char **argv, struct profile_opts *o)
 {
 	unsigned long long max_rate;
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	char msg[320];
 	int c, err;
 
-	if (cmdopt__build(&profile_cmdopts, &g))
-		return -EINVAL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&profile_cmdopts, &g, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			err = event__parse_msg(optarg, &o->event, msg, sizeof(msg));

@@ -61,13 +61,10 @@ struct record_opts {
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, err;
 
-	if (cmdopt__build(&record_cmdopts, &g))
-		return -EINVAL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&record_cmdopts, &g, argc, argv)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (err < 0)
 			return -EINVAL;

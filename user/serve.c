@@ -151,14 +151,11 @@ static __u64 watchdog_period_ns(void)
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	unsigned long long v;
 	int c, err;
 
-	if (cmdopt__build(&serve_cmdopts, &g))
-		return -EINVAL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&serve_cmdopts, &g, argc, argv)) != -1) {
 		err = options__session(c, optarg, &o->s, o->cgroup_path, sizeof(o->cgroup_path));
 		if (!err)
 			err = options__cpi(c, optarg, &o->cpi);

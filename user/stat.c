@@ -559,16 +559,13 @@ out:
 
 static int parse_args(int argc, char **argv, struct stat_ctx *ctx)
 {
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	unsigned long long n;
 	char *usage;
 	size_t len;
 	int c, err, i;
 
-	if (cmdopt__build(&stat_cmdopts, &g))
-		return 2;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&stat_cmdopts, &g, argc, argv)) != -1) {
 		err = options__session(c, optarg, &ctx->so, NULL, 0);
 		if (err < 0)
 			return 2;

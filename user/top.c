@@ -191,13 +191,10 @@ static void stderr_capture(void)
 
 static int parse_args(int argc, char **argv, struct top *t)
 {
-	struct cmdopt_getopt g;
+	struct cmdopt_getopt g = {};
 	int c, err;
 
-	if (cmdopt__build(&top_cmdopts, &g))
-		return -EINVAL;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shorts, g.longs, NULL)) != -1) {
+	while ((c = cmdopt__next(&top_cmdopts, &g, argc, argv)) != -1) {
 		err = options__session(c, optarg, &t->so, t->cgroup_path, sizeof(t->cgroup_path));
 		if (!err)
 			err = options__cpi(c, optarg, &t->cpi_o);

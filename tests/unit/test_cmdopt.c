@@ -225,6 +225,28 @@ static void check_refused(const struct cmdopt *opts, const char *why, int line)
 	check_record(err == -EINVAL && strstr(msg, why), __FILE__, line,
 		     "table refused (%d) saying '%s': '%s'", err, why, msg);
 	check_record(cmdopt__build(&c, &g) == -EINVAL, __FILE__, line, "cmdopt__build refuses");
+	/* the loop of a command with such a table: '?' (a usage error), then the end */
+	memset(&g, 0, sizeof(g));
+	check_record(cmdopt__next(&c, &g, 2, (char *[]){ "t", "-v", NULL }) == '?', __FILE__, line,
+		     "cmdopt__next: '?' first");
+	check_record(cmdopt__next(&c, &g, 2, (char *[]){ "t", "-v", NULL }) == -1, __FILE__, line,
+		     "cmdopt__next: then -1");
+}
+
+/* cmdopt__next(): the loop of every command, built at its first call, from argv[1]. */
+static void test_next(void)
+{
+	char *argv[] = { "t", "-v", "-e", "cycles", "--verbose", "x", NULL };
+	struct cmdopt_getopt g = {};
+
+	optind = 3; /* left by an earlier parse: the first call starts again */
+	CHECK_EQ_INT(cmdopt__next(&demo, &g, 6, argv), 'v');
+	CHECK(g.built && !g.bad);
+	CHECK_EQ_INT(cmdopt__next(&demo, &g, 6, argv), 'e');
+	CHECK_STR(optarg, "cycles");
+	CHECK_EQ_INT(cmdopt__next(&demo, &g, 6, argv), 'v');
+	CHECK_EQ_INT(cmdopt__next(&demo, &g, 6, argv), -1);
+	CHECK_STR(argv[optind], "x");
 }
 
 #define REFUSED(why, ...) check_refused((const struct cmdopt[]){ __VA_ARGS__, {} }, why, __LINE__)
@@ -321,6 +343,7 @@ int main(void)
 	test_demo();
 	test_alignment();
 	test_refused();
+	test_next();
 	test_commands();
 	return check_summary();
 }
