@@ -7,6 +7,7 @@ one CPU, two antagonists with CPU weights 2:1, or the two on different CPUs.
 The run-queue waits themselves are pmbpf's (checked against the kernel's
 schedstat in test_cgroup.py); here the question is to whom they are credited.
 """
+import glob
 import json
 import os
 import re
@@ -138,14 +139,17 @@ def cpus_pair():
 
 
 def cpu_busy_ns(cpu):
-    """Time CPU cpu has run tasks (user, nice and system; not interrupts, not
-    steal) since boot, from /proc/stat's ticks."""
-    with open("/proc/stat") as f:
-        for line in f:
-            if line.startswith(f"cpu{cpu} "):
-                v = [int(x) for x in line.split()[1:4]]
-                return sum(v) * 1e9 / os.sysconf("SC_CLK_TCK")
-    raise AssertionError(f"no cpu{cpu} in /proc/stat")
+    """Time CPU cpu was not idle, from a monotonic clock and its cpuidle
+    states' residency (exact, in us): run tasks, interrupts, steal. Not
+    /proc/stat: this kernel samples user and system time at the tick
+    (TICK_CPU_ACCOUNTING), and misses tasks that run between ticks. Without
+    cpuidle the CPU counts as never idle (more for the others: the bound
+    below only loosens)."""
+    idle = 0
+    for d in glob.glob(f"/sys/devices/system/cpu/cpu{cpu}/cpuidle/state*/time"):
+        with open(d) as f:
+            idle += int(f.read()) * 1000
+    return time.monotonic_ns() - idle
 
 
 def cgroup_usage_ns(path):
@@ -189,7 +193,8 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     task's slice. So the credits are held to what the kernel measured in the
     same run: perf's switch records of the CPU (every wait that ended with a
     switch from the spinner to the victim is one the spinner ran in) and the
-    CPU time of everything else on that CPU (cgroups' cpu.stat, /proc/stat),
+    CPU time of everything else on that CPU (its time not idle, less the
+    pair's cgroup cpu.stat),
     which bounds the wait anything but the spinner can have caused. Waits
     timed from the scheduler's sched_info (off, the default where the kernel
     keeps it) and by the wakeup programs (on: --wakeup-progs).
@@ -208,7 +213,10 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     perf = subprocess.Popen(["taskset", "-c", str(other), "perf", "record", "-q", "-e", "dummy",
                              "-C", str(cpu), "--switch-events", "-o", data],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.5)
+    deadline = time.time() + 30  # recording once its file is there (a busy host)
+    while not os.path.exists(data) and perf.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
     busy0, ant0 = cpu_busy_ns(cpu), cgroup_usage_ns(adir)
     vic = start_in(vdir, cpu, "sleep", 2000, 500)
     vout, _ = vic.communicate(timeout=60)
@@ -219,8 +227,10 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     # the victim's waits that ended with the spinner on the CPU: the spinner
     # ran in each of them
     ended_by_spinner = switches_to(data, cpu, ant.pid, vic.pid)
-    # what ran on the CPU besides the pair (ticks, less the pair's exact
-    # times), and the spinner's share of what ran there besides the victim
+    assert ended_by_spinner > 0, "perf recorded no switch from the spinner to the victim"
+    # what ran on the CPU besides the pair (its time not idle, less the
+    # pair's exact times), and the spinner's share of what ran there besides
+    # the victim
     others = max(0, busy1 - busy0 - vic_ns - (ant1 - ant0))
     share = (ant1 - ant0) / (ant1 - ant0 + others)
     time.sleep(0.6)
