@@ -131,7 +131,8 @@ total_skip=0
 # boot SUITE LOG: runs the guest of SUITE with its console in LOG. Its time
 # limit scales with its speed: QEMU's start to the guest's first line
 # (VMTEST INFO boot, from /init) is timed, and the limit grows by that time
-# over the same boot on an idle host (boot_s), from 1x to 6x (scaled.sh).
+# over the same boot on an idle host (boot_s), from 1x to 6x; past it the
+# guest goes on while it reports results (scaled.sh).
 # boot_s are upper bounds of the
 # idle boot (so the limit grows no more than the slowdown): the whole
 # checks-only run of each suite on an idle host (README.md's table), and for
@@ -205,7 +206,7 @@ for suite in "$@"; do
 	echo "$results" | sed -n 's/^VMTEST \(PASS\|FAIL\|SKIP\|INFO\) /  \1 /p'
 	problem=
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		problem="did not finish within ${limit_s} s (booted in ${booted_s:-?} s, ${boot_s} s on an idle host; limit ${limit} s scaled)"
+		problem="stopped: no new result for ${limit_s} s past its limit of ${limit_s} s, or at $((limit * 20)) s in all (booted in ${booted_s:-?} s, ${boot_s} s on an idle host; ${limit} s scaled: scaled.sh)"
 	elif ! echo "$results" | grep -q '^VMTEST DONE '; then
 		problem="stopped before its checks finished (qemu exit status $rc)"
 	elif [ "$rc" -ne 0 ]; then

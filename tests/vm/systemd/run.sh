@@ -172,7 +172,7 @@ nskip=$(echo "$results" | grep -c '^VMTEST SKIP ' || true)
 echo "$results" | sed -n 's/^VMTEST \(PASS\|FAIL\|SKIP\|INFO\) /  \1 /p'
 problem=
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	problem="did not finish within ${limit_s} s (${limit} s scaled by the guest's speed)"
+	problem="stopped: no new result for ${limit_s} s past its limit of ${limit_s} s, or at $((limit * 20)) s in all (${limit} s scaled: ../scaled.sh)"
 elif ! echo "$results" | grep -q '^VMTEST DONE '; then
 	problem="stopped before its checks finished (qemu exit status $rc)"
 elif [ "$rc" -ne 0 ]; then
