@@ -115,6 +115,7 @@ struct cpu_state {
 	__u64 klast;
 	__u64 run_base;
 	__u64 pend_oncpu_ns;
+	__u64 gap_ns; /* PMBPF_STAT_ONCPU_GAP_NS not yet in stats: moved there at the flush */
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -718,10 +719,10 @@ static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __
 
 /*
  * Credit everything since this CPU's last attribution point to c (when not
- * NULL; owner: its process, --threads: its thread), and make now (know on
- * the scheduler's clock readings) the new attribution point. ran is the
- * task's on-CPU time in the span (oncpu_ran()); the rest of the span, on
- * the run-queue clock, is no task's (PMBPF_STAT_ONCPU_GAP_NS). runtime,
+ * NULL; owner: its process, --threads: its thread), and make now the new
+ * attribution point (know: the same point as the scheduler's clock read
+ * it). ran is the task's on-CPU time in the span (oncpu_ran()); the rest of
+ * the span on that clock is no task's (PMBPF_STAT_ONCPU_GAP_NS). runtime,
  * when not 0, is the task's own run time in a span whose start was not
  * seen: c is credited that much time (on-CPU time, cpu-clock, task-clock)
  * and rest, when not NULL, the remainder.
@@ -751,8 +752,8 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 		kmine = ran;
 	if (runtime && rest && st->valid)
 		rest->n[PMBPF_N_ONCPU_NS] += kspan - kmine;
-	else if (!runtime && st->valid && kspan > kmine)
-		stat_add(PMBPF_STAT_ONCPU_GAP_NS, kspan - kmine);
+	else if (!runtime && st->valid)
+		st->gap_ns += kspan - kmine;
 	if (c && st->valid) {
 		c->n[PMBPF_N_ONCPU_NS] += kmine;
 		c->n[PMBPF_N_NVCSW] += st->pend_nvcsw;
@@ -1377,10 +1378,19 @@ static __always_inline int credit_current(bool moved)
 SEC("raw_tp")
 int flush(void *ctx)
 {
+	struct cpu_state *st;
+	__u32 zero = 0;
+
 	stat_inc(PMBPF_STAT_FLUSHES);
 	if (delay_on)
 		delay_drain();
-	return credit_current(false);
+	credit_current(false);
+	st = bpf_map_lookup_elem(&cpu_states, &zero);
+	if (st && st->gap_ns) {
+		stat_add(PMBPF_STAT_ONCPU_GAP_NS, st->gap_ns);
+		st->gap_ns = 0;
+	}
+	return 0;
 }
 
 /*
