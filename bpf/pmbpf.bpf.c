@@ -732,27 +732,22 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				      __u64 runtime, __u64 know, __u64 ran)
 {
 	struct bpf_perf_event_value v;
-	__u64 span, mine, kspan, kmine, switches = st->pend_nvcsw + st->pend_nivcsw;
+	__u64 span, mine, kspan, kmine, lim, switches = st->pend_nvcsw + st->pend_nivcsw;
 	__u32 i;
 
 	if (now < st->last_ns)
 		now = st->last_ns; /* a flush's estimate ran ahead (flush_clock()) */
 	span = now - st->last_ns;
 	mine = span;
-	if (know < st->klast)
-		know = st->klast;
-	kspan = know - st->klast;
-	kmine = kspan;
+	kspan = know > st->klast ? know - st->klast : 0;
+	lim = runtime ? runtime : ran;
+	kmine = lim < kspan ? lim : kspan;
 
 	if (runtime && runtime < span)
 		mine = runtime;
-	if (runtime && runtime < kspan)
-		kmine = runtime;
-	else if (!runtime && ran < kspan)
-		kmine = ran;
-	if (runtime && rest && st->valid)
+	if (rest && st->valid)
 		rest->n[PMBPF_N_ONCPU_NS] += kspan - kmine;
-	else if (!runtime && st->valid)
+	else if (st->valid)
 		st->gap_ns += kspan - kmine;
 	if (c && st->valid) {
 		c->n[PMBPF_N_ONCPU_NS] += kmine;
@@ -794,7 +789,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->pend_migrations = 0;
 	st->pend_oncpu_ns = 0;
 	st->last_ns = now;
-	st->klast = know;
+	st->klast += kspan;
 
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		if (i >= nr_events)

@@ -30,6 +30,10 @@ def touch_on(cpu):
 
 
 def assert_credited(rec, truth):
+    # on-CPU time: the kernel's, read by the workload as it ends (its exit
+    # path comes after that: up to 1 ms)
+    oncpu = rec.total(truth["pid"], "oncpu_ns")
+    assert truth["cpu_ns"] <= oncpu <= truth["cpu_ns"] * 1.005 + 1e6, (oncpu, truth)
     credited = rec.total(truth["pid"], "page-faults")
     kernel = truth["minflt"] + truth["majflt"]
     # as test_page_faults_credited: the exit path faults after getrusage
@@ -85,3 +89,13 @@ def test_cpu_offline_and_back(recorder):
         assert abs(run_credited - run_total) <= 0.005 * run_total + slack, \
             (ev, run_credited, run_total)
     assert any(s["cpus"] == 1 for s in systems), "no interval saw CPU 1 offline"
+    # on-CPU time, idle included, plus what no task was charged: CPUs x interval
+    # in every interval (test_record's test_conservation), but while CPU 1 comes back
+    gap0 = 0
+    for i, s in enumerate(systems):
+        rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
+        gap, gap0 = s["oncpu_unattributed_ns"] - gap0, s["oncpu_unattributed_ns"]
+        oncpu = sum(r["oncpu_ns"] for r in rows) + gap
+        expect = s["interval_s"] * 1e9 * s["cpus"]
+        print("HP", i, s["cpus"], oncpu, expect)
+
