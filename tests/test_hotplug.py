@@ -90,12 +90,22 @@ def test_cpu_offline_and_back(recorder):
             (ev, run_credited, run_total)
     assert any(s["cpus"] == 1 for s in systems), "no interval saw CPU 1 offline"
     # on-CPU time, idle included, plus what no task was charged: CPUs x interval
-    # in every interval (test_record's test_conservation), but while CPU 1 comes back
+    # (test_record's test_conservation) in every interval with all CPUs online
+    # since the previous one. Not around the offline time: the idle task of CPU 1
+    # is credited its offline time at its first switch once back (seen: +262 ms
+    # in a 0.3 s interval), and the interval it goes down in is counted at 1 CPU
     gap0 = 0
+    full = max(x["cpus"] for x in systems)
+    checked = 0
     for i, s in enumerate(systems):
         rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
         gap, gap0 = s["oncpu_unattributed_ns"] - gap0, s["oncpu_unattributed_ns"]
         oncpu = sum(r["oncpu_ns"] for r in rows) + gap
         expect = s["interval_s"] * 1e9 * s["cpus"]
-        print("HP", i, s["cpus"], oncpu, expect)
+        # the interval CPU 1 goes down in reads as its next one: 1 CPU
+        if any(x["cpus"] < full for x in systems[max(0, i - 2):i + 1]):
+            continue
+        assert abs(oncpu - expect) <= 0.005 * expect + jitter[i], (i, oncpu, expect)
+        checked += 1
+    assert checked >= 3, checked
 
