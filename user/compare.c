@@ -241,6 +241,11 @@ int threshold__parse(const char *arg, struct threshold *t)
 		return -EINVAL;
 	snprintf(t->name, sizeof(t->name), "%.*s", (int)(eq - arg), arg);
 	p = eq + 1;
+	t->off = !strcmp(p, "off");
+	if (t->off) {
+		t->pct = 0;
+		return 0;
+	}
 	if (*p == '+' || *p == '-')
 		sign = *p++ == '+' ? 1 : -1;
 	if (!(*p >= '0' && *p <= '9') && *p != '.')
@@ -365,6 +370,12 @@ int compare__series(const struct series *base, const struct series *new, const s
 
 		if (!b) {
 			add_dropped(r, a->name, "only in base");
+			continue;
+		}
+		for (j = 0; j < nr_th && !(th[j].off && !strcmp(th[j].name, a->name)); j++)
+			;
+		if (j < nr_th) {
+			add_dropped(r, a->name, "--threshold off");
 			continue;
 		}
 		if (!all_finite(a->v, base->n) || !all_finite(b->v, new->n)) {
@@ -715,7 +726,8 @@ static const struct cmdopt options[] = {
 	  "repeatable; defaults: instructions +1%, page-faults +1%,\n"
 	  "ipc -5%, wall-time and cpu-time +10%, *-misses +15%,\n"
 	  "switches +20% (involuntary +50%), migrations +50%,\n"
-	  "others +10% (docs/ci.md)" },
+	  "others +10% (docs/ci.md); NAME=off: no verdict for NAME\n"
+	  "(wall-time measures the runner's load too: docs/ci.md)" },
 	{ 'o', "output", "FORMAT", "table (default), json or markdown" },
 	{ CMDOPT_HELP },
 	{},

@@ -49,11 +49,12 @@ int series__from_json(struct series *s, const char *text, size_t len, const char
 struct threshold {
 	char name[METRIC_NAME_LEN];
 	double pct; /* signed: the direction that is a regression */
+	bool off; /* NAME=off: not judged (listed as not compared) */
 };
 
 /*
- * "NAME=+P%", "NAME=-P%" or "NAME=P%" (the default direction of NAME);
- * returns -EINVAL on a malformed value.
+ * "NAME=+P%", "NAME=-P%", "NAME=P%" (the default direction of NAME) or
+ * "NAME=off"; returns -EINVAL on a malformed value.
  */
 int threshold__parse(const char *arg, struct threshold *t);
 /* Default threshold of a metric (signed percent). */

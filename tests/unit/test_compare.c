@@ -209,6 +209,14 @@ static void test_floors_and_output(void)
 	CHECK_EQ_INT(threshold__parse("instructions=+0.5%", &th), 0);
 	CHECK_EQ_INT(compare__series(&a, &b, &th, 1, r, err, sizeof(err)), 0);
 	CHECK_SUBSTR(r->dropped, "instructions (not counted in every run)");
+	/* NAME=off: listed as not compared, and the other metrics are judged */
+	CHECK_EQ_INT(threshold__parse("task-clock=off", &th), 0);
+	CHECK(th.off);
+	CHECK_EQ_INT(compare__series(&a, &b, &th, 1, r, err, sizeof(err)), 0);
+	CHECK_EQ_INT(r->nr_rows, 1);
+	CHECK_STR(r->rows[0].name, "major-faults");
+	CHECK_SUBSTR(r->dropped, "task-clock (--threshold off)");
+	CHECK_EQ_INT(threshold__parse("task-clock=of", &th), -EINVAL);
 	CHECK_EQ_INT(threshold__parse("instruction=+0.5%", &th), 0);
 	CHECK_EQ_INT(compare__series(&a, &b, &th, 1, r, err, sizeof(err)), -EINVAL);
 	CHECK_EQ_INT(compare__series(&a, &b, NULL, 0, r, err, sizeof(err)), 0);
