@@ -385,17 +385,24 @@ def test_eight_counters_at_once(recorder):
     events = ("cpu-clock,task-clock,page-faults,context-switches,cpu-migrations,"
               "minor-faults,major-faults,alignment-faults")
     rec = recorder("-e", events, "-i", "0.5")
-    truth = work("touch", 5000)[0]
+    (truth,), kernel = final_figures(subprocess.Popen([WORK, "touch", "5000"],
+                                                      stdout=subprocess.PIPE, text=True))
+    rec.wait_intervals(1)
     recs = rec.stop()
     assert [r["state"] for r in recs if r["type"] == "event"] == ["counting"] * 8
     rows = rec.rows(truth["pid"])
     pf = rec.total(truth["pid"], "page-faults")
     assert pf == rec.total(truth["pid"], "minor-faults") + rec.total(truth["pid"], "major-faults")
     assert 5000 <= pf <= 5000 + 200
-    # the clocks against the workload's own CPU clock (its exit comes after it)
+    # the clocks against the kernel's run time of the workload at its exit
+    # (schedstat of the zombie): its own CPU clock, read before the exit, left
+    # out the exit's freeing of its 5000 pages (3.9 ms more than the report's
+    # 9.7 ms was seen in a CI-like run, against a slack of 2 ms)
     for clock in ("task-clock", "cpu-clock"):
         got = rec.total(truth["pid"], clock)
-        assert truth["cpu_ns"] <= got <= 1.02 * truth["cpu_ns"] + 2e6, (clock, got, truth)
+        assert truth["cpu_ns"] <= got, (clock, got, truth)
+        assert abs(got - kernel["oncpu_ns"]) <= 0.01 * kernel["oncpu_ns"] + 1e6, \
+            (clock, got, kernel, truth)
 
 
 @pytest.mark.skipif(os.cpu_count() < 2, reason="migrations need two CPUs")
