@@ -44,6 +44,39 @@ needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs need
                                 "(or CAP_BPF and CAP_PERFMON); run the suite with sudo")
 
 
+class Cgroup:
+    """A cgroup2 directory of this test run, /pmbpf-SUITE-PID-TAG; skips where
+    no cgroup2 hierarchy is mounted."""
+
+    def __init__(self, suite, tag):
+        mnt = cgroup2_mount()
+        if not mnt:
+            pytest.skip("no cgroup v2 hierarchy mounted")
+        self.rel = f"/pmbpf-{suite}-{os.getpid()}-{tag}"
+        self.path = mnt + self.rel
+        os.mkdir(self.path)
+
+    def enter(self):
+        """Move the calling process (a preexec_fn's child) into it."""
+        with open(self.path + "/cgroup.procs", "w") as f:
+            f.write("0")
+
+    def usage_ns(self):
+        """cpu.stat's usage_usec, in ns."""
+        with open(self.path + "/cpu.stat") as f:
+            return int(f.readline().split()[1]) * 1000
+
+    def remove(self):
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
 class Recorder:
     """pmbpf record -o json in the background; records parsed as they come."""
 

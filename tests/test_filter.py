@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import PMBPF, WORK, Cgroup, needs_root
 
 pytestmark = needs_root
 
@@ -25,34 +25,6 @@ pytestmark = needs_root
 # against the unfiltered path. Before the fix, runs were off by +0.4% to +49% (one stale
 # span of up to 0.35 s); the deliberate stale point below fails every time.
 TOLERANCE = 0.01
-
-
-class Cgroup:
-    def __init__(self, tag):
-        mnt = cgroup2_mount()
-        if not mnt:
-            pytest.skip("no cgroup v2 hierarchy mounted")
-        self.rel = f"/pmbpf-filter-{os.getpid()}-{tag}"
-        self.path = mnt + self.rel
-        os.mkdir(self.path)
-
-    def enter(self):
-        with open(self.path + "/cgroup.procs", "w") as f:
-            f.write("0")
-
-    def usage_s(self):
-        with open(self.path + "/cpu.stat") as f:
-            return int(f.readline().split()[1]) / 1e6
-
-    def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)
 
 
 class Filtered:
@@ -141,17 +113,17 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     spawner's own rusage includes faults from before it entered the cgroup)."""
     if not shutil.which("perf"):
         pytest.skip("perf (linux-perf) is not installed: deploy/install-deps.sh installs it")
-    cg = Cgroup(f"churn{run}")
+    cg = Cgroup("filter", f"churn{run}")
     try:
         rec = Filtered(cg, ["task-clock", "page-faults"])
         ref = Filtered(cg, ["task-clock", "page-faults"], filtered=False)
         perf = PerfCgroup(cg)
         time.sleep(0.3)
-        u0 = cg.usage_s()
+        u0 = cg.usage_ns() / 1e9
         sp = subprocess.run(["/usr/bin/python3", "-c", SPAWNER, WORK, "8"], preexec_fn=cg.enter,
                             capture_output=True, text=True, check=True)
         time.sleep(0.6)
-        truth_s = cg.usage_s() - u0
+        truth_s = cg.usage_ns() / 1e9 - u0
         perf_s = perf.stop()
         got = rec.stop()
         unfiltered = ref.stop()
@@ -192,19 +164,19 @@ def test_task_moving_into_filter_after_unmonitored_work_is_not_credited_it():
     (before the fix, the 400 ms were credited to the cgroup too)."""
     if os.cpu_count() < 2:
         pytest.skip("needs two CPUs")
-    cg = Cgroup("move")
+    cg = Cgroup("filter", "move")
     pin = ["taskset", "-c", "1"]
     enter = f'echo $$ > "{cg.path}/cgroup.procs" && exec "$0" "$@"'
     try:
         rec = Filtered(cg, ["task-clock"])
-        u0 = cg.usage_s()
+        u0 = cg.usage_ns() / 1e9
         subprocess.run(pin + ["sh", "-c", enter, WORK, "burn", "50"], check=True,
                        capture_output=True)
         subprocess.run(pin + [WORK, "burn", "400"], check=True, capture_output=True)
         subprocess.run(pin + ["sh", "-c", enter, WORK, "burn", "100"], check=True,
                        capture_output=True)
         time.sleep(0.6)
-        truth_s = cg.usage_s() - u0
+        truth_s = cg.usage_ns() / 1e9 - u0
         got = rec.stop()
     finally:
         cg.remove()

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import PMBPF, WORK, Cgroup, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -28,34 +28,6 @@ pytestmark = needs_root
 # up to +8.9% on the loaded host the issue measured.
 REL = 0.005
 ABS_NS = 1e6
-
-
-class Cgroup:
-    def __init__(self, tag):
-        mnt = cgroup2_mount()
-        if not mnt:
-            pytest.skip("no cgroup v2 hierarchy mounted")
-        self.rel = f"/pmbpf-oncpu-{os.getpid()}-{tag}"
-        self.path = mnt + self.rel
-        os.mkdir(self.path)
-
-    def enter(self):
-        with open(self.path + "/cgroup.procs", "w") as f:
-            f.write("0")
-
-    def usage_ns(self):
-        with open(self.path + "/cpu.stat") as f:
-            return int(f.readline().split()[1]) * 1000
-
-    def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)
 
 
 class Rec:
@@ -148,7 +120,7 @@ print(started)
 def test_process_churn_in_cgroup_matches_cpu_stat(host):
     """2,000 short-lived processes a minute in a cgroup: the cgroup's on-CPU time,
     unfiltered and with -G, within 0.5% of its cpu.stat."""
-    cg = Cgroup("procs")
+    cg = Cgroup("oncpu", "procs")
     try:
         recs = [Rec("-b", "cgroup", "-i", "1"), Rec("-b", "cgroup", "-i", "1", "-G", cg.path)]
         start_all(*recs)
@@ -172,7 +144,7 @@ def test_thread_churn_in_cgroup_matches_cpu_stat(host):
     cgroup's on-CPU time at -i 1 and -i 5, with and without --threads and -G, and
     the process's with -p (alone in the cgroup), within 0.5% of the cgroup's
     cpu.stat."""
-    cg = Cgroup("threads")
+    cg = Cgroup("oncpu", "threads")
     # 2 s: each recorder's exit records of one interval fit its ring buffer
     # (--threads sends one per thread; more than about 2,600 per interval are
     # lost and their counts fill the map: issue 35)
