@@ -44,6 +44,24 @@ needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs need
                                 "(or CAP_BPF and CAP_PERFMON); run the suite with sudo")
 
 
+# Run by python3 -c SPAWNER WORK SECONDS: 2,000 short-lived processes a
+# minute, each burning 2 ms of CPU; prints [processes started, seconds].
+SPAWNER = """
+import json, subprocess, sys, time
+work, seconds = sys.argv[1], float(sys.argv[2])
+started, children, t0 = 0, [], time.monotonic()
+while time.monotonic() - t0 < seconds:
+    while started < int((time.monotonic() - t0) * 2000 / 60):
+        children.append(subprocess.Popen([work, "burn", "2"], stdout=subprocess.DEVNULL))
+        started += 1
+    children = [c for c in children if c.poll() is None]
+    time.sleep(0.005)
+for c in children:
+    c.wait()
+print(json.dumps([started, time.monotonic() - t0]))
+"""
+
+
 class Cgroup:
     """A cgroup2 directory of this test run, /pmbpf-SUITE-PID-TAG; skips where
     no cgroup2 hierarchy is mounted."""

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, Cgroup, cgroup2_mount, needs_root
+from conftest import PMBPF, SPAWNER, WORK, Cgroup, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -101,22 +101,6 @@ def cgroup_oncpu(rec, cg):
     return sum(r["oncpu_ns"] for r in rec.of("cgroup") if r["cgroup"] == cg.rel)
 
 
-SPAWNER = """
-import subprocess, sys, time
-work, seconds = sys.argv[1], float(sys.argv[2])
-started, children, t0 = 0, [], time.monotonic()
-while time.monotonic() - t0 < seconds:
-    while started < int((time.monotonic() - t0) * 2000 / 60):
-        children.append(subprocess.Popen([work, "burn", "2"], stdout=subprocess.DEVNULL))
-        started += 1
-    children = [c for c in children if c.poll() is None]
-    time.sleep(0.005)
-for c in children:
-    c.wait()
-print(started)
-"""
-
-
 def test_process_churn_in_cgroup_matches_cpu_stat(host):
     """2,000 short-lived processes a minute in a cgroup: the cgroup's on-CPU time,
     unfiltered and with -G, within 0.5% of its cpu.stat."""
@@ -133,7 +117,7 @@ def test_process_churn_in_cgroup_matches_cpu_stat(host):
             r.stop()
     finally:
         cg.remove()
-    assert int(sp.stdout) >= 80, sp.stdout
+    assert json.loads(sp.stdout)[0] >= 80, sp.stdout
     assert truth >= 0.1e9, truth
     for r in recs:
         assert_close(cgroup_oncpu(r, cg), truth, r.args)

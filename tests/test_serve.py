@@ -22,7 +22,7 @@ import urllib.request
 
 import pytest
 
-from conftest import BUILD, PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import BUILD, PMBPF, SPAWNER, WORK, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -739,22 +739,6 @@ def vmrss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-SPAWNER = """
-import json, subprocess, sys, time
-work, seconds = sys.argv[1], float(sys.argv[2])
-started, children, t0 = 0, [], time.monotonic()
-while time.monotonic() - t0 < seconds:
-    while started < int((time.monotonic() - t0) * 2000 / 60):
-        children.append(subprocess.Popen([work, "burn", "2"], stdout=subprocess.DEVNULL))
-        started += 1
-    children = [c for c in children if c.poll() is None]
-    time.sleep(0.005)
-for c in children:
-    c.wait()
-print(json.dumps([started, time.monotonic() - t0]))
-"""
 
 
 def test_churn_bounded(tmp_path):
