@@ -37,14 +37,19 @@ VERSION_DATE := $(shell date -u -d "$$(sed -n 's/^ -- .*>  //p;T;q' debian/chang
 
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPMBPF_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf -Iuser $(MINIMAL_CFLAGS) $(EXTRA_CFLAGS)
+# user/ in layers, each folder including only those below it (docs/architecture.md):
+# lib (no pmbpf knowledge), host (what the machine offers), account (counts to
+# figures), collect (kernel to counts), render (figures to text), cmd
+# (one subcommand each). One -I per folder: #include "x.h" names no folder.
+USER_DIRS := user/lib user/host user/account user/collect user/render user/cmd
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -DPMBPF_VERSION='"$(VERSION)"' -I$(OUTPUT) -Ibpf $(addprefix -I,$(USER_DIRS)) $(MINIMAL_CFLAGS) $(EXTRA_CFLAGS)
 BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(dir $(VMLINUX_H)) -Ibpf
 
 # Subcommands that need more than libbpf (ncurses, libdw, libmicrohttpd) are
 # left out of static builds (VM guests), which carry record, stat, doctor, list.
-FULL_SRCS := $(wildcard user/top*.c user/serve*.c user/prom*.c user/http*.c user/profile*.c \
-	user/symbol*.c user/flame*.c user/hot.c)
+FULL_SRCS := $(foreach d,$(USER_DIRS),$(wildcard $(d)/top*.c $(d)/serve*.c $(d)/prom*.c \
+	$(d)/http*.c $(d)/profile*.c $(d)/symbol*.c $(d)/flame*.c $(d)/hot.c))
 LIBS := -lbpf -lelf -lz -lm -lncursesw -ltinfo -ldw -liberty -lmicrohttpd
 ifeq ($(STATIC),1)
 LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lm -static
@@ -61,11 +66,13 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(abspath .)/%,%,$(2))";
 endif
 
 BPF_OBJS := $(patsubst bpf/%.bpf.c,%,$(wildcard bpf/*.bpf.c))
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_SRCS := $(filter-out user/cmd/main.c,$(wildcard $(addsuffix /*.c,$(USER_DIRS))))
 ifeq ($(STATIC),1)
 USER_SRCS := $(filter-out $(FULL_SRCS),$(USER_SRCS))
 endif
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)%.o,$(USER_SRCS))
+# objects stay flat in $(OUTPUT) (module names are unique across folders)
+USER_OBJS := $(patsubst %.c,$(OUTPUT)%.o,$(notdir $(USER_SRCS)))
+vpath %.c $(USER_DIRS)
 SKELS := $(patsubst %,$(OUTPUT)%.skel.h,$(BPF_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -92,7 +99,7 @@ $(OUTPUT)%.skel.h: $(OUTPUT)%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(OUTPUT)%.o: user/%.c $(SKELS) | $(OUTPUT)
+$(OUTPUT)%.o: %.c $(SKELS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -123,7 +130,7 @@ deps:
 	$(Q)./deploy/install-deps.sh
 
 check-format:
-	$(Q)clang-format --dry-run -Werror bpf/*.c bpf/*.h user/*.c user/*.h
+	$(Q)clang-format --dry-run -Werror bpf/*.c bpf/*.h $(wildcard $(addsuffix /*.[ch],$(USER_DIRS)))
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

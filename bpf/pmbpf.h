@@ -38,7 +38,7 @@ struct pmbpf_key {
  * kernel only adds to them; userspace sums them over CPUs, diffs them
  * between reads and adds them into cgroups by looping over this list. What
  * each one is called, its unit and help, and which outputs show it, is its
- * entry in the figure catalog (user/catalog.c): a new count is a line here,
+ * entry in the figure catalog (user/account/catalog.c): a new count is a line here,
  * the BPF code that fills it, and that entry.
  */
 enum pmbpf_count {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ABI of the stack profiler (profile.bpf.c) shared with user/profile.c.
+ * ABI of the stack profiler (profile.bpf.c) shared with user/cmd/profile.c.
  * Fixed-width fields only, explicit padding: these are map keys and values.
  */
 #ifndef __PMBPF_PROFILE_H

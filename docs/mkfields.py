@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Put the tables of `pmbpf fields --markdown` into docs/fields.md (make docs).
 
-The catalog (user/catalog.c) is the one definition of every figure; the
+The catalog (user/account/catalog.c) is the one definition of every figure; the
 blocks of docs/fields.md between <!-- begin fields:X --> and
 <!-- end fields:X --> are what `pmbpf fields --markdown` prints for X, and
 the prose around them is hand-written. With --check nothing is written: the

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""One schema (pmbpf issue 12): the figure catalog (user/catalog.c) against
+"""One schema (pmbpf issue 12): the figure catalog (user/account/catalog.c) against
 every output. tests/unit/test_catalog.c renders one synthetic snapshot
 (processes and cgroups; cycles and instructions in a group, a multiplexed miss
 event, a miss event that does not count, a clock, two -M metrics, one of them
@@ -423,7 +423,7 @@ def test_figure_names_its_ground_truth_tests(fd):
     """Each figure names the tests that check it against ground truth (shown
     in docs/fields.md), and each of them exists (a C test is also called, a
     guest check also run)."""
-    assert fd["tests"], f"{fd['name']} names no test (user/catalog.c .tests)"
+    assert fd["tests"], f"{fd['name']} names no test (user/account/catalog.c .tests)"
     for t in fd["tests"]:
         path, sep, name = t.partition("::")
         assert sep and defines_test(path, name), f"{fd['name']}: no test {t} below tests/"

@@ -46,7 +46,7 @@ def merge_runs(docs):
         v = [r["metrics"][name] for r in doc["runs"]]
         if None in v:
             # a metric without a value in a run (null): stat's summary of it
-            # is null but for n (user/stats.c stats__summary())
+            # is null but for n (user/account/stats.c stats__summary())
             summary[name] = {"n": len(v), "mean": None, "stddev": None, "rsd_pct": None,
                              "min": None, "max": None}
             continue

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Each command's options come from one table (user/cmdopt.c): every option
+"""Each command's options come from one table (user/cmd/cmdopt.c): every option
 that pmbpf CMD --help lists is one its parser takes, spelled as listed, with
 an argument exactly when --help names one, and handled by the command (not
 refused by it as unknown). Parsing stops at an unknown option placed after

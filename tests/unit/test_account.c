@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The accounting (user/account.c) against a model of the kernel side: a
+ * The accounting (user/account/account.c) against a model of the kernel side: a
  * per-CPU counts map keyed by (tgid, cgroup id), exit records summed over
  * CPUs as the BPF program sums them, the PMBPF_F_DEAD mark when a record is
  * lost, and the overflow entry. Every figure checked is worked out by hand

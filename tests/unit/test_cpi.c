@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* The CPI outlier detector (user/cpi.[ch]): its statistics and its rules, by hand. */
+/* The CPI outlier detector (user/account/cpi.[ch]): its statistics and its rules, by hand. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Live CPI outliers (user/cpi_live.[ch]): snapshots in, outliers and
+ * Live CPI outliers (user/account/cpi_live.[ch]): snapshots in, outliers and
  * suspects out. The series are made here: a victim whose signal rises in
  * proportion to an antagonist's CPU use from a known interval on.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * --delays' accounting (user/delay.c): cumulative kernel pairs into interval
+ * --delays' accounting (user/account/delay.c): cumulative kernel pairs into interval
  * deltas, the pairs of exited waiters handed back for deletion, re-made
  * entries, names, and the per-process and per-cgroup sums and rankings
  * that JSON, top and Prometheus show; top's delay line (top_view.c).
