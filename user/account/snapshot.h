@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "pmbpf.h"
 #include "events.h"
+#include "container.h"
 
 struct metric_sel;
 struct snapshot_strings;
@@ -63,15 +64,6 @@ struct proc_row {
 	const char *hot;
 	__u64 hot_samples; /* of that function */
 	double hot_share; /* of the process's samples this interval */
-};
-
-/* Container identity read from a cgroup path alone. */
-struct container_info {
-	char runtime[16]; /* docker, containerd, cri-o, podman, kubernetes, systemd, session, "" */
-	char id[16]; /* short (12 hex) container id, or the unit/session name */
-	char long_id[65]; /* the whole 64-hex container id, "" where there is none */
-	char pod_uid[40];
-	char qos[16]; /* guaranteed, burstable, besteffort */
 };
 
 /* One cgroup over one interval. */

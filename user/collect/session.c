@@ -27,7 +27,7 @@
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
-#include "commands.h"
+#include "common.h"
 #include "pmu.h"
 #include "kfeatures.h"
 #include "session.h"

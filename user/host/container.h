@@ -3,7 +3,15 @@
 #define __PMBPF_CONTAINER_H
 
 #include <stdbool.h>
-#include "snapshot.h"
+
+/* Container identity read from a cgroup path alone. */
+struct container_info {
+	char runtime[16]; /* docker, containerd, cri-o, podman, kubernetes, systemd, session, "" */
+	char id[16]; /* short (12 hex) container id, or the unit/session name */
+	char long_id[65]; /* the whole 64-hex container id, "" where there is none */
+	char pod_uid[40];
+	char qos[16]; /* guaranteed, burstable, besteffort */
+};
 
 /*
  * Container identity from a cgroup path alone (no API server): docker,

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <linux/capability.h>
-#include "commands.h"
+#include "common.h"
 #include "util.h"
 
 #ifndef CAP_PERFMON

@@ -8,7 +8,7 @@
 #include "catalog.h"
 #include "container.h"
 #include "delay.h"
-#include "commands.h"
+#include "common.h"
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
