@@ -299,9 +299,24 @@ def check_stat(fd, k, out):
             assert near(float(text), v, decimals), (label, text, v)
 
 
+def check_cgroup_json(fd, k, out):
+    """A cgroup's own file figure (cpu.stat, PSI): in cgroup records, null where
+    it was not read; in no process record, no cgroup's self, no command."""
+    check_json(fd, k, out, ["cgroup"])
+    assert any(not nan(fig["value"]) for _, fig in instances(out, "cgroup", k)), fd["name"]
+    assert any(nan(fig["value"]) for _, fig in instances(out, "cgroup", k)), fd["name"]
+    for kind in ("process", "cgroup_self", "command"):
+        assert not list(instances(out, kind, k)), (fd["name"], kind)
+        for _, rec in json_records(out, kind):
+            obj = rec
+            for key in fd["name"].split(".")[:-1]:
+                obj = obj.get(key, {})
+            assert fd["name"].split(".")[-1] not in obj, (fd["name"], kind)
+
+
 CHECKS = {
-    "json": lambda fd, k, out: check_json(fd, k, out, ["process", "cgroup", "cgroup_self",
-                                                        "command"]),
+    "json": lambda fd, k, out: check_cgroup_json(fd, k, out) if fd["source"] == "cgroup" else
+    check_json(fd, k, out, ["process", "cgroup", "cgroup_self", "command"]),
     "system": lambda fd, k, out: check_json(fd, k, out, ["system"]),
     "csv": check_csv,
     "table": check_table,

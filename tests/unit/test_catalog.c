@@ -84,6 +84,12 @@ static void add_proc(__u32 pid, const char *comm, const char *cgroup, __u64 cgid
 	fill(&r->f, k, no_cycles);
 }
 
+static void stat_of(struct cgroup_row *c, int i, __u64 v)
+{
+	c->stat.v[i] = v;
+	c->stat.have |= 1u << i;
+}
+
 static struct cgroup_row *add_cgroup(__u64 id, const char *path, __u64 parent, int depth)
 {
 	struct cgroup_row *c = snapshot__add_cgroup(&snap);
@@ -175,6 +181,14 @@ static void build(void)
 	add_cgroup(10, "/a", 1, 1);
 	add_cgroup(11, "/a/b", 10, 2);
 	roll_up();
+	/*
+	 * The cgroups' own files: "/" has PSI and no cpu controller on
+	 * cgroup2, "/a" all of them, "/a/b" was not read (or is new): none.
+	 */
+	for (i = CGS_PSI_CPU_SOME_NS; i < CGS_NR; i++)
+		stat_of(&snap.cgroups[0], i, 1000ULL * (7 * i + 3));
+	for (i = 0; i < CGS_NR; i++)
+		stat_of(&snap.cgroups[1], i, i == CGS_NR_PERIODS ? 10 : 123456789ULL * (i + 1));
 }
 
 static void test_entries(void)
@@ -424,6 +438,8 @@ static void expect_figure(const struct figure *fd, int i, void *arg)
 	size_t nr;
 	int n, k;
 
+	if (!figure__of_row(fd, &e->m))
+		return;
 	jw_start_object(e->w);
 	jw_key(e->w, "figure"); /* its index in the catalog */
 	jw_u64(e->w, fd - catalog__figures(&nr));
@@ -464,7 +480,7 @@ static void expect_figure(const struct figure *fd, int i, void *arg)
 }
 
 static void expect_row(struct json_writer *w, const char *kind, const char *key, const char *id,
-		       const struct figures *f, unsigned int out)
+		       const struct figures *f, unsigned int out, const struct cgroup_stat *cgroup)
 {
 	struct expect e = { .w = w, .f = f };
 
@@ -477,6 +493,7 @@ static void expect_row(struct json_writer *w, const char *kind, const char *key,
 		metrics__system(&snap, &e.m);
 	else
 		metrics__figures(&snap, f, &e.m);
+	e.m.cgroup = cgroup;
 	jw_key(w, "figures");
 	jw_start_array(w);
 	catalog__each(&snap, out, expect_figure, &e);
@@ -508,17 +525,17 @@ static char *expected(void)
 		jw_start_array(&w);
 		for (r = 0; r < snap.nr_rows; r++) {
 			snprintf(id, sizeof(id), "%u", snap.rows[r].pid);
-			expect_row(&w, "process", "pid", id, &snap.rows[r].f, ~0u);
+			expect_row(&w, "process", "pid", id, &snap.rows[r].f, ~0u, NULL);
 		}
 		for (r = 0; r < snap.nr_cgroups; r++) {
 			expect_row(&w, "cgroup", "cgroup", snap.cgroups[r].path,
-				   &snap.cgroups[r].total, ~0u);
+				   &snap.cgroups[r].total, ~0u, &snap.cgroups[r].stat);
 			expect_row(&w, "cgroup_self", "cgroup", snap.cgroups[r].path,
-				   &snap.cgroups[r].self, ~0u);
+				   &snap.cgroups[r].self, ~0u, NULL);
 		}
-		expect_row(&w, "system", "system", "", &sys, OUT_SYSTEM);
+		expect_row(&w, "system", "system", "", &sys, OUT_SYSTEM, NULL);
 		expect_row(&w, "command", "cgroup", snap.cgroups[0].path, &snap.cgroups[0].total,
-			   ~0u);
+			   ~0u, NULL);
 		jw_end_array(&w);
 		jw_key(&w, "self");
 		jw_start_array(&w);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Finding the cgroup2 mount in a mountinfo file. */
+/* Finding the cgroup2 mount in a mountinfo file; parsing cpu.stat and the PSI files. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "check.h"
 #include "cgroup.h"
+#include "snapshot.h"
 
 /* Ubuntu 20.04 style: v1 controllers, cgroup2 at .../unified */
 static const char hybrid[] =
@@ -99,8 +100,62 @@ static void test_find_mount(void)
 	CHECK_STR(buf, "/tmp/my cg");
 }
 
+/* cpu.stat of a cgroup2 cgroup with the cpu controller (6.12), and without it. */
+static void test_cpu_stat(void)
+{
+	struct cgroup_stat st = {};
+
+	cgroup_stat__parse_cpu("usage_usec 9613282\nuser_usec 9300133\nsystem_usec 313149\n"
+			       "core_sched.force_idle_usec 0\nnr_periods 97\nnr_throttled 96\n"
+			       "throttled_usec 7773104\nnr_bursts 0\nburst_usec 0\n",
+			       &st);
+	CHECK_EQ_INT(st.have, (1u << CGS_NR_PERIODS) | (1u << CGS_NR_THROTTLED) |
+				      (1u << CGS_THROTTLED_NS));
+	CHECK(st.v[CGS_NR_PERIODS] == 97);
+	CHECK(st.v[CGS_NR_THROTTLED] == 96);
+	CHECK(st.v[CGS_THROTTLED_NS] == 7773104000ULL);
+
+	/* the cpu controller on cgroup v1: usage only, nothing of throttling */
+	memset(&st, 0, sizeof(st));
+	cgroup_stat__parse_cpu("usage_usec 120\nuser_usec 100\nsystem_usec 20\n", &st);
+	CHECK_EQ_INT(st.have, 0);
+
+	/* a key that only starts like one, a value that is not a number, no newline at the end */
+	memset(&st, 0, sizeof(st));
+	cgroup_stat__parse_cpu("nr_periods_x 5\nnr_throttled x\nthrottled_usec 12", &st);
+	CHECK_EQ_INT(st.have, 1u << CGS_THROTTLED_NS);
+	CHECK(st.v[CGS_THROTTLED_NS] == 12000);
+}
+
+static void test_pressure(void)
+{
+	struct cgroup_stat st = {};
+
+	cgroup_stat__parse_pressure("some avg10=12.50 avg60=3.10 avg300=0.66 total=1234567\n"
+				    "full avg10=0.00 avg60=0.00 avg300=0.00 total=89\n",
+				    &st, CGS_PSI_MEMORY_SOME_NS);
+	CHECK_EQ_INT(st.have, (1u << CGS_PSI_MEMORY_SOME_NS) | (1u << CGS_PSI_MEMORY_FULL_NS));
+	CHECK(st.v[CGS_PSI_MEMORY_SOME_NS] == 1234567000ULL);
+	CHECK(st.v[CGS_PSI_MEMORY_FULL_NS] == 89000);
+
+	/* cpu.pressure before 5.13: no full line */
+	memset(&st, 0, sizeof(st));
+	cgroup_stat__parse_pressure("some avg10=0.00 avg60=0.00 avg300=0.00 total=0", &st,
+				    CGS_PSI_CPU_SOME_NS);
+	CHECK_EQ_INT(st.have, 1u << CGS_PSI_CPU_SOME_NS);
+	CHECK(st.v[CGS_PSI_CPU_SOME_NS] == 0);
+
+	/* PSI disabled (psi=0): the file reads as an error, or holds nothing usable */
+	memset(&st, 0, sizeof(st));
+	cgroup_stat__parse_pressure("", &st, CGS_PSI_IO_SOME_NS);
+	cgroup_stat__parse_pressure("some total=\nfull avg10=1.00\n", &st, CGS_PSI_IO_SOME_NS);
+	CHECK_EQ_INT(st.have, 0);
+}
+
 int main(void)
 {
 	test_find_mount();
+	test_cpu_stat();
+	test_pressure();
 	return check_summary();
 }

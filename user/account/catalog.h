@@ -57,6 +57,12 @@ enum fig_src {
 	SRC_MPKI, /* each miss event: per 1000 instructions */
 	SRC_METRIC, /* each -M metric's each value */
 	SRC_RUNQ_HIST, /* the run-queue latency histogram (enum pmbpf runq_slot.h) */
+	/*
+	 * A cgroup's own kernel file (row_metrics.cgroup->v[index], enum
+	 * cgroup_stat_index): cgroup records only, read for the cgroups shown
+	 * or exported (cgroup.c).
+	 */
+	SRC_CGROUP,
 };
 
 /*
@@ -154,6 +160,12 @@ const struct figure *catalog__derived(enum fig_derived d);
  */
 double figure__value(const struct figure *fd, const struct figures *f, const struct row_metrics *m,
 		     int i);
+/*
+ * Whether a row with figures m has figure fd at all: a cgroup's own file
+ * figures (SRC_CGROUP) only in cgroup records (m->cgroup set), where a file
+ * that is missing makes the value NaN (null, '-'), never 0.
+ */
+bool figure__of_row(const struct figure *fd, const struct row_metrics *m);
 /* The same as an integer where the source is one (counts, raw readings): exact in JSON and CSV. */
 bool figure__integer(const struct figure *fd, const struct figures *f, int i, __u64 *v);
 /* Whether figure fd has an instance for event (or metric value) i of snap. */

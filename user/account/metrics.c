@@ -85,6 +85,7 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 
 	m->min_coverage = NAN;
 	m->ipc_grouped = false;
+	m->cgroup = NULL;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
 		m->count[i] = NAN;
 		m->coverage[i] = NAN;

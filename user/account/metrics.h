@@ -93,6 +93,11 @@ struct row_metrics {
 	double mpki[PMBPF_MAX_EVENTS]; /* for miss events, else NaN */
 	bool mpki_grouped[PMBPF_MAX_EVENTS];
 	double metric[METRIC_MAX_SEL][METRIC_MAX_VALUES]; /* -M figures, NaN when not counted */
+	/*
+	 * A cgroup row's own kernel figures (cgroup_row.stat): the renderer of
+	 * a cgroup's record sets it; NULL for every other row, which has none.
+	 */
+	const struct cgroup_stat *cgroup;
 };
 
 _Static_assert(offsetof(struct row_metrics, ipc_same_group) == DER_IPC_SAME_GROUP * sizeof(double),

@@ -11,6 +11,7 @@
 #include <linux/types.h>
 #include "pmbpf.h"
 #include "events.h"
+#include "cgroup.h"
 #include "container.h"
 
 struct metric_sel;
@@ -77,6 +78,7 @@ struct cgroup_row {
 	__u32 nr_procs_total; /* ... in it and its descendants */
 	struct figures self; /* processes in this cgroup itself */
 	struct figures total; /* this cgroup and all its descendants */
+	struct cgroup_stat stat; /* its own files' figures (hierarchical, like total) */
 };
 
 #define SNAPSHOT_MAX_PROGS 8

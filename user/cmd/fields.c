@@ -322,7 +322,7 @@ static void json(void)
 	static const char *const srcs[] = { "count",	      "derived",       "event",
 					    "event_raw",      "event_enabled", "event_running",
 					    "event_coverage", "mpki",	       "metric",
-					    "runq_hist" };
+					    "runq_hist",      "cgroup" };
 	static const char *const fmts[] = { "count", "pct",  "ratio", "fraction",
 					    "ns",    "bool", "hist",  "share" };
 	const struct self_figure *sf;

@@ -241,3 +241,18 @@ int options__cpi_check(const struct cpi_opts *o)
 	pr_err("--cpi-k %d is longer than --cpi-window %d\n", o->k, o->window);
 	return -EINVAL;
 }
+
+void cgroups__read_stats(struct cgroup_stats *s, struct snapshot *snap,
+			 bool (*shown)(const struct cgroup_row *cg, const void *ctx),
+			 const void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nr_cgroups; i++) {
+		struct cgroup_row *cg = &snap->cgroups[i];
+
+		if (!shown || shown(cg, ctx))
+			cgroup_stats__read(s, cg->id, cg->path, &cg->stat);
+	}
+	cgroup_stats__end(s);
+}

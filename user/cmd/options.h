@@ -112,4 +112,16 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		"count each thread apart too (a kernel map entry per\n" \
 		"thread): thread rows that sum to their process"
 
+struct cgroup_stats;
+struct cgroup_row;
+
+/*
+ * The cgroups' own files (throttling, PSI) read into their rows of snap:
+ * those shown(cg, ctx) says are shown or exported (shown NULL: all), then
+ * the round's end.
+ */
+void cgroups__read_stats(struct cgroup_stats *s, struct snapshot *snap,
+			 bool (*shown)(const struct cgroup_row *cg, const void *ctx),
+			 const void *ctx);
+
 #endif

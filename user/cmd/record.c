@@ -136,6 +136,7 @@ int cmd_record(int argc, char **argv)
 	struct output out = { .f = stdout };
 	struct snapshot snap = {};
 	struct session *s = NULL;
+	struct cgroup_stats *cgs = NULL;
 	struct timespec next;
 	const struct event_info *ev;
 	__u64 start, n = 0;
@@ -168,6 +169,15 @@ int cmd_record(int argc, char **argv)
 	if (err)
 		goto cleanup;
 
+	/* the cgroups' own files (throttling, PSI): read where cgroup records show them */
+	if (out.cgroups && (out.format == OUTPUT_JSON ||
+			    (out.format == OUTPUT_CSV && !out.procs && !out.threads))) {
+		cgs = cgroup_stats__new();
+		if (!cgs) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	/*
@@ -198,6 +208,8 @@ int cmd_record(int argc, char **argv)
 		err = session__collect(s, &snap);
 		if (err)
 			break;
+		if (cgs)
+			cgroups__read_stats(cgs, &snap, NULL, NULL);
 		snapshot__sort_cpu(&snap);
 		snapshot__sort_cgroups(&snap);
 		/* A write that failed (a reader gone, a full disk) ends the run. */
@@ -212,6 +224,8 @@ int cmd_record(int argc, char **argv)
 		if (o.s.pid && process__state(o.s.pid) != PROCESS_RUNNING) {
 			/* One more read so that its exit record is shown. */
 			err = session__collect(s, &snap);
+			if (!err && cgs)
+				cgroups__read_stats(cgs, &snap, NULL, NULL);
 			if (!err && snap.nr_rows) {
 				snapshot__sort_cpu(&snap);
 				snapshot__sort_cgroups(&snap);
@@ -222,6 +236,7 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 cleanup:
+	cgroup_stats__free(cgs);
 	snapshot__free(&snap);
 	session__close(s);
 	return err ? 1 : 0;

@@ -100,6 +100,7 @@ struct serve {
 	struct cpi_live *cpi;
 	struct http_server *http;
 	struct snapshot snap;
+	struct cgroup_stats *cgs; /* the cgroups' own files: every cgroup is exported */
 	struct strbuf out;
 	struct prom_self self;
 	char cg_mount[4096];
@@ -301,6 +302,8 @@ static int collect(struct serve *sv)
 		return err;
 	}
 	sv->self.collections++;
+	if (sv->cgs)
+		cgroups__read_stats(sv->cgs, &sv->snap, NULL, NULL);
 	err = prom__update(sv->ps, &sv->snap, t1);
 	if (!err)
 		err = cpi_live__update(sv->cpi, &sv->snap);
@@ -437,11 +440,13 @@ int cmd_serve(int argc, char **argv)
 	po.ctx = &sv;
 	sv.ps = prom__new(&po);
 	sv.cpi = cpi_live__new(&sv.o.cpi, false);
-	if (!sv.ps || !sv.cpi) {
+	sv.cgs = cgroup_stats__new();
+	if (!sv.ps || !sv.cpi || !sv.cgs) {
 		pr_err("%s\n", strerror(ENOMEM));
 		close(fd);
 		prom__free(sv.ps);
 		cpi_live__free(sv.cpi);
+		cgroup_stats__free(sv.cgs);
 		return 1;
 	}
 	sv.self.version = PMBPF_VERSION;
@@ -483,6 +488,7 @@ cleanup:
 	session__close(sv.s);
 	prom__free(sv.ps);
 	cpi_live__free(sv.cpi);
+	cgroup_stats__free(sv.cgs);
 	snapshot__free(&sv.snap);
 	strbuf__free(&sv.out);
 	return err ? 1 : 0;

@@ -92,6 +92,7 @@ struct top {
 	struct top_view v;
 	struct top_users *users;
 	struct cpi_live *cpi;
+	struct cgroup_stats *cgs; /* the cgroup view's rows' own files (throttling, PSI) */
 	bool shown[TOP_MAX_COLS]; /* columns that fit, at the last draw */
 
 	enum top_mode mode;
@@ -314,6 +315,11 @@ static void rebuild(struct top *t, bool keep_selection)
 	build_rows(t, keep_selection);
 }
 
+static bool cgroup_shown(const struct cgroup_row *cg, const void *v)
+{
+	return top_view__cgroup_shown(v, cg);
+}
+
 static int collect(struct top *t)
 {
 	__u64 self, prog = 0, runs = 0;
@@ -327,6 +333,7 @@ static int collect(struct top *t)
 		err = cpi_live__update(t->cpi, &t->snap);
 	if (err)
 		return err;
+	cgroups__read_stats(t->cgs, &t->snap, cgroup_shown, &t->v);
 	t->last_collect = now_ns(CLOCK_MONOTONIC);
 	self = self_cpu_ns();
 	for (i = 0; i < t->snap.nr_progs; i++) {
@@ -804,6 +811,9 @@ static const char *const help_lines[] = {
 	"NAME/s: events per second (clock events: CPU time per second).",
 	"X-MPKI: misses per 1000 instructions. CSW/s: switches per second.",
 	"RUNQ-p99: 99th percentile of wakeup-to-run latency.",
+	"Cgroup view, from the cgroup's own files (read for the rows shown):",
+	"THROTL/s: time its CPU quota (cpu.max) held it back, per second;",
+	"PSI-CPU/s PSI-MEM/s PSI-IO/s: time some of its tasks stalled, per second.",
 	"CPI!: a CPI outlier (its CPI, or without a PMU its mean run-queue wait,",
 	"above mean + 2 sd of its baseline for --cpi-k intervals): how far above;",
 	"the selected outlier's suspects are named above the keys.",
@@ -1275,7 +1285,8 @@ int cmd_top(int argc, char **argv)
 	t->users = top_users__new("/proc");
 	t->cpi = cpi_live__new(&t->cpi_o, true);
 	t->v.cpi = t->cpi;
-	if (!t->users || !t->cpi) {
+	t->cgs = cgroup_stats__new();
+	if (!t->users || !t->cpi || !t->cgs) {
 		pr_err("out of memory\n");
 		goto cleanup;
 	}
@@ -1309,6 +1320,7 @@ cleanup:
 	top_view__free(&t->v);
 	top_users__free(t->users);
 	cpi_live__free(t->cpi);
+	cgroup_stats__free(t->cgs);
 	free(t);
 	return err;
 }

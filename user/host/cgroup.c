@@ -4,6 +4,7 @@
  * inode number of its directory in the cgroup2 mount.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -417,4 +418,205 @@ __u64 cgroup_cache__parent(struct cgroup_cache *c, const char *path, int *depth)
 		if (!strcmp(c->nodes[i].path, parent))
 			return c->nodes[i].id;
 	return 0;
+}
+
+/* ---- the kernel's own per-cgroup figures: cpu.stat and PSI ---- */
+
+static void stat_set(struct cgroup_stat *st, int i, __u64 v)
+{
+	st->v[i] = v;
+	st->have |= 1u << i;
+}
+
+void cgroup_stat__parse_cpu(const char *text, struct cgroup_stat *st)
+{
+	static const struct {
+		const char *key;
+		int index;
+		__u64 scale;
+	} keys[] = {
+		{ "nr_periods", CGS_NR_PERIODS, 1 },
+		{ "nr_throttled", CGS_NR_THROTTLED, 1 },
+		{ "throttled_usec", CGS_THROTTLED_NS, 1000 },
+	};
+	const char *line = text;
+
+	while (line && *line) {
+		size_t n = strcspn(line, " \n");
+		unsigned long long v;
+		char *end;
+		size_t k;
+
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (strlen(keys[k].key) != n || strncmp(line, keys[k].key, n) ||
+			    line[n] != ' ')
+				continue;
+			errno = 0;
+			v = strtoull(line + n + 1, &end, 10);
+			if (!errno && end != line + n + 1 && (*end == '\n' || !*end))
+				stat_set(st, keys[k].index, (__u64)v * keys[k].scale);
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+}
+
+void cgroup_stat__parse_pressure(const char *text, struct cgroup_stat *st, int some)
+{
+	const char *line = text;
+
+	while (line && *line) {
+		int which = !strncmp(line, "some ", 5) ? 0 : !strncmp(line, "full ", 5) ? 1 : -1;
+		const char *t = which >= 0 ? strstr(line, " total=") : NULL;
+		const char *eol = strchr(line, '\n');
+		unsigned long long v;
+		char *end;
+
+		if (t && (!eol || t < eol)) {
+			errno = 0;
+			v = strtoull(t + 7, &end, 10);
+			if (!errno && end != t + 7 && (*end == '\n' || !*end))
+				stat_set(st, some + which, (__u64)v * 1000);
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+}
+
+struct cg_prev {
+	__u64 id;
+	struct cgroup_stat cum; /* cumulative, as read */
+	bool seen; /* read in the current round */
+};
+
+struct cgroup_stats {
+	char mount[4096];
+	bool have_mount;
+	struct cg_prev *prev;
+	size_t nr, nr_sorted, cap; /* [0, nr_sorted) sorted by id, then this round's new ones */
+};
+
+struct cgroup_stats *cgroup_stats__new(void)
+{
+	struct cgroup_stats *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->have_mount = !cgroup__find_mount("/proc/self/mountinfo", s->mount, sizeof(s->mount));
+	return s;
+}
+
+void cgroup_stats__free(struct cgroup_stats *s)
+{
+	if (!s)
+		return;
+	free(s->prev);
+	free(s);
+}
+
+static int cmp_prev(const void *a, const void *b)
+{
+	const struct cg_prev *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static struct cg_prev *prev_get(struct cgroup_stats *s, __u64 id)
+{
+	struct cg_prev key = { .id = id }, *p;
+	size_t i;
+
+	p = s->nr_sorted ? bsearch(&key, s->prev, s->nr_sorted, sizeof(*p), cmp_prev) : NULL;
+	if (p)
+		return p;
+	for (i = s->nr_sorted; i < s->nr; i++)
+		if (s->prev[i].id == id)
+			return &s->prev[i];
+	if (s->nr == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct cg_prev *n = realloc(s->prev, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->prev = n;
+		s->cap = cap;
+	}
+	p = &s->prev[s->nr++];
+	memset(p, 0, sizeof(*p));
+	p->id = id;
+	return p;
+}
+
+/* The contents of dir/name (at most len - 1 bytes), or -errno. */
+static int read_small(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[4200];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+__u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
+			 struct cgroup_stat *out)
+{
+	static const struct {
+		const char *file;
+		int some;
+	} pressure[] = {
+		{ "cpu.pressure", CGS_PSI_CPU_SOME_NS },
+		{ "memory.pressure", CGS_PSI_MEMORY_SOME_NS },
+		{ "io.pressure", CGS_PSI_IO_SOME_NS },
+	};
+	struct cgroup_stat now = {};
+	char dir[4200], buf[1024];
+	struct cg_prev *p;
+	size_t k;
+	int i;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->have_mount || !path || !id ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s%s", s->mount, strcmp(path, "/") ? path : "") >=
+		    sizeof(dir))
+		return 0;
+	if (!read_small(dir, "cpu.stat", buf, sizeof(buf)))
+		cgroup_stat__parse_cpu(buf, &now);
+	for (k = 0; k < sizeof(pressure) / sizeof(pressure[0]); k++)
+		if (!read_small(dir, pressure[k].file, buf, sizeof(buf)))
+			cgroup_stat__parse_pressure(buf, &now, pressure[k].some);
+	p = prev_get(s, id);
+	if (!p)
+		return now.have;
+	/* the growth since the previous read; a counter that went back (a new cgroup with its id) has none */
+	for (i = 0; i < CGS_NR; i++)
+		if ((p->cum.have & now.have & (1u << i)) && now.v[i] >= p->cum.v[i])
+			stat_set(out, i, now.v[i] - p->cum.v[i]);
+	p->cum = now;
+	p->seen = true;
+	return now.have;
+}
+
+void cgroup_stats__end(struct cgroup_stats *s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->nr; i++) {
+		if (!s->prev[i].seen)
+			continue;
+		s->prev[i].seen = false;
+		s->prev[n++] = s->prev[i];
+	}
+	s->nr = s->nr_sorted = n;
+	if (n > 1)
+		qsort(s->prev, n, sizeof(*s->prev), cmp_prev);
 }

@@ -481,7 +481,8 @@ static void json_emit(struct json_writer *w, const struct json_tree *t, int node
 
 /* The figures of one output (OUT_JSON: a row's, OUT_SYSTEM: the system's) as keys of w's object. */
 static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
-			    const struct figures *f, unsigned int out)
+			    const struct figures *f, unsigned int out,
+			    const struct cgroup_stat *cgroup)
 {
 	static struct json_tree tree; /* a row's keys; the renderers run one at a time */
 	struct json_tree *t = &tree;
@@ -492,12 +493,14 @@ static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
 	row_init(&t->r, NULL, snap, f, false);
 	if (out == OUT_SYSTEM)
 		metrics__system(snap, &t->r.m);
+	t->r.m.cgroup = cgroup;
 	memset(&t->n[0], 0, sizeof(t->n[0]));
 	t->n[0].child = t->n[0].last = t->n[0].next = -1;
 	t->nr = 1;
 	fds = catalog__figures(&nr);
 	for (k = 0; k < nr; k++) {
-		if (!(fds[k].outputs & out) || !figure__present(&fds[k], snap))
+		if (!(fds[k].outputs & out) || !figure__present(&fds[k], snap) ||
+		    !figure__of_row(&fds[k], &t->r.m))
 			continue;
 		json_add(t, &fds[k], -1);
 		n = figure__instances(&fds[k], snap);
@@ -512,7 +515,7 @@ static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
 static void json_figures(struct json_writer *w, const struct snapshot *snap,
 			 const struct figures *f)
 {
-	json_figures_of(w, snap, f, OUT_JSON);
+	json_figures_of(w, snap, f, OUT_JSON, NULL);
 }
 
 static void json_common(struct json_writer *w, const struct snapshot *snap, const char *type)
@@ -700,7 +703,7 @@ static void json(struct output *o, const struct snapshot *snap)
 		jw_u64(&w, cg->nr_procs);
 		jw_key(&w, "processes_total");
 		jw_u64(&w, cg->nr_procs_total);
-		json_figures(&w, snap, &cg->total);
+		json_figures_of(&w, snap, &cg->total, OUT_JSON, &cg->stat);
 		jw_key(&w, "self");
 		jw_start_object(&w);
 		json_figures(&w, snap, &cg->self);
@@ -725,7 +728,7 @@ static void json(struct output *o, const struct snapshot *snap)
 	}
 	jw_key(&w, "cgroups");
 	jw_u64(&w, snap->nr_cgroups);
-	json_figures_of(&w, snap, &sys, OUT_SYSTEM);
+	json_figures_of(&w, snap, &sys, OUT_SYSTEM, NULL);
 	jw_key(&w, "attach");
 	jw_string(&w, snap->attach);
 	self = catalog__self(&nr_self);
@@ -785,6 +788,9 @@ static void csv_cell(const struct figure *fd, int i, void *arg)
 	double v;
 	__u64 u;
 
+	/* a cgroup's own file figures: columns of the cgroup rows' stream only */
+	if (fd->src == SRC_CGROUP && (r->o->procs || r->o->threads))
+		return;
 	if (r->header) {
 		figure__name(fd, fd->csv ? fd->csv : fd->name, r->snap, i, name, sizeof(name));
 		/* a nested JSON name is flat here: runq.p99_ns -> runq_p99_ns */
@@ -803,11 +809,13 @@ static void csv_cell(const struct figure *fd, int i, void *arg)
 }
 
 /* The figure columns of CSV (f NULL: the header's), then the end of the line. */
-static void csv_figures(struct output *o, const struct snapshot *snap, const struct figures *f)
+static void csv_figures(struct output *o, const struct snapshot *snap, const struct figures *f,
+			const struct cgroup_stat *cgroup)
 {
 	struct row r;
 
 	row_init(&r, o, snap, f, !f);
+	r.m.cgroup = cgroup;
 	catalog__each(snap, OUT_CSV, csv_cell, &r);
 	fputc('\n', o->f);
 }
@@ -831,7 +839,7 @@ static void csv(struct output *o, const struct snapshot *snap)
 			fprintf(o->f,
 				"time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
 				"qos,processes");
-		csv_figures(o, snap, NULL);
+		csv_figures(o, snap, NULL, NULL);
 		o->header_done = true;
 	}
 	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
@@ -848,7 +856,7 @@ static void csv(struct output *o, const struct snapshot *snap)
 		fprintf(o->f, ",%llu,", (unsigned long long)row->cgroup_id);
 		csv_field_str(o->f, row->cgroup ? row->cgroup : "");
 		fprintf(o->f, ",%d", row->exited);
-		csv_figures(o, snap, &row->f);
+		csv_figures(o, snap, &row->f, NULL);
 	}
 	for (r = 0; !o->procs && !o->threads && r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *cg = &snap->cgroups[r];
@@ -858,7 +866,7 @@ static void csv(struct output *o, const struct snapshot *snap)
 		csv_field_str(o->f, cg->path ? cg->path : "");
 		fprintf(o->f, ",%s,%s,%s,%s,%u", cg->ci.runtime, cg->ci.id, cg->ci.pod_uid,
 			cg->ci.qos, cg->nr_procs_total);
-		csv_figures(o, snap, &cg->total);
+		csv_figures(o, snap, &cg->total, &cg->stat);
 	}
 }
 

@@ -163,6 +163,8 @@ struct acc {
 	__u64 n[PMBPF_N_NR]; /* enum pmbpf_count */
 	__u64 runq_hist[PMBPF_RUNQ_SLOTS];
 	union evsum ev[EV_SRCS][PMBPF_MAX_EVENTS];
+	__u64 cg[CGS_NR]; /* a cgroup's own file figures (SRC_CGROUP) */
+	__u32 cg_have; /* those with a value since the series began */
 	struct figures last; /* what was counted in the last interval it was seen */
 	__u64 last_update; /* the update that interval was: its gauges are current */
 };
@@ -871,6 +873,10 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 			return -ENOMEM;
 		/* the snapshot's cgroups hold no idle time (account.c) */
 		acc_add(ps, &c->acc, snap, &row->total);
+		for (i = 0; i < CGS_NR; i++)
+			if (row->stat.have & (1u << i))
+				c->acc.cg[i] += row->stat.v[i];
+		c->acc.cg_have |= row->stat.have;
 		c->last_seen = now;
 		c->removed_since = 0;
 	}
@@ -1054,6 +1060,9 @@ static void sample(struct strbuf *sb, const struct snapshot *snap, const char *n
 		v = m ? figure__value(fd, &a->last, m, i) : NAN;
 		if (!isfinite(v))
 			return;
+	} else if (fd->src == SRC_CGROUP) {
+		if (!(a->cg_have & (1u << fd->index)))
+			return; /* never read, or no such file here */
 	} else if (fd->src != SRC_COUNT && k < 0) {
 		return; /* a counter prom.c does not accumulate: tests/unit/test_prom.c fails */
 	}
@@ -1068,9 +1077,13 @@ static void sample(struct strbuf *sb, const struct snapshot *snap, const char *n
 		put_double(sb, is_ns(fd) || figure__ns(fd, snap, i) ? a->ev[k][i].d / 1e9 :
 								      a->ev[k][i].d);
 	else if (is_ns(fd))
-		put_ns(sb, fd->src == SRC_COUNT ? a->n[fd->index] : a->ev[k][i].u);
+		put_ns(sb, fd->src == SRC_COUNT	 ? a->n[fd->index] :
+			   fd->src == SRC_CGROUP ? a->cg[fd->index] :
+						   a->ev[k][i].u);
 	else
-		put_u64(sb, fd->src == SRC_COUNT ? a->n[fd->index] : a->ev[k][i].u);
+		put_u64(sb, fd->src == SRC_COUNT  ? a->n[fd->index] :
+			    fd->src == SRC_CGROUP ? a->cg[fd->index] :
+						    a->ev[k][i].u);
 }
 
 static bool same_family(const struct figure *a, const struct figure *b)

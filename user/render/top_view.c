@@ -83,6 +83,9 @@ static void figure_column(const struct figure *fd, int i, void *arg)
 
 	if (cs->v->nr_cols == TOP_MAX_COLS)
 		return;
+	/* a cgroup's own file figures (throttling, PSI): the cgroup view's */
+	if (fd->src == SRC_CGROUP && !cs->v->by_cgroup)
+		return;
 	if (fd->src == SRC_EVENT) {
 		const struct event_spec *spec = &cs->snap->events[i].spec;
 
@@ -269,6 +272,12 @@ static bool cg_match(const struct cgroup_row *cg, const char *path, const char *
 		      contains(top_view__container(cg, label, sizeof(label)), filter));
 }
 
+bool top_view__cgroup_shown(const struct top_view *v, const struct cgroup_row *cg)
+{
+	return v->by_cgroup && top_view__in_scope(cg->path, v->scope) &&
+	       cg_match(cg, cg->path, v->cg_filter);
+}
+
 static struct top_item *item_add(struct top_view *v)
 {
 	struct top_item *it;
@@ -290,6 +299,8 @@ static struct top_item *item_add(struct top_view *v)
 static void item_figures(struct top_item *it, const struct snapshot *snap)
 {
 	metrics__figures(snap, it->f, &it->m);
+	if (!it->proc && it->cg)
+		it->m.cgroup = &it->cg->stat;
 }
 
 double top_view__value(const struct snapshot *snap, const struct top_item *it,
@@ -326,8 +337,7 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 			struct top_item *it;
 
 			v->nr_candidates++;
-			if (!top_view__in_scope(cg->path, v->scope) ||
-			    !cg_match(cg, cg->path, v->cg_filter))
+			if (!top_view__cgroup_shown(v, cg))
 				continue;
 			it = item_add(v);
 			if (!it)

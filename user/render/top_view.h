@@ -25,7 +25,7 @@ enum top_col_kind {
 	TOP_CPI, /* a CPI outlier (cpi_live.h): its signal over its threshold */
 };
 
-#define TOP_MAX_COLS (9 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
+#define TOP_MAX_COLS (13 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
 
 struct figure;
 struct cpi_live;
@@ -102,6 +102,11 @@ double top_view__value(const struct snapshot *snap, const struct top_item *it,
 /* The text of one cell, "-" where a figure is not available. */
 void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		    const struct top_item *it, const struct top_col *c, char *buf, size_t len);
+/*
+ * Is cgroup cg a row of the cgroup view (in its scope, through its filter)?
+ * Its own files (throttling, PSI) are read for those only.
+ */
+bool top_view__cgroup_shown(const struct top_view *v, const struct cgroup_row *cg);
 /* Does a cgroup path lie in the subtree at scope ("/" holds everything)? */
 bool top_view__in_scope(const char *path, const char *scope);
 /* Container label of a cgroup: "docker:0123456789ab", or NULL. */
