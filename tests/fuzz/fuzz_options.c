@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include "fuzz.h"
 #include "compare.h"
+#include "compare_report.h"
 #include "cpi.h"
 #include "options.h"
 #include "pmu.h"

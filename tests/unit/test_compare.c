@@ -12,6 +12,7 @@
 #include <string.h>
 #include "check.h"
 #include "compare.h"
+#include "compare_report.h"
 #include "stats.h"
 
 /* Two series of one metric each; values in the metric's unit. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "check.h"
 #include "compare.h"
+#include "compare_report.h"
 #include "json_reader.h"
 #include "stats.h"
 

@@ -30,6 +30,7 @@
 #include "output.h"
 #include "proctable.h"
 #include "session.h"
+#include "stat_report.h"
 #include "util.h"
 
 #define STAT_PREFIX "pmbpf-stat-"
@@ -71,15 +72,6 @@ const struct cmdopts stat_cmdopts = {
 		"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n",
 };
 
-struct run {
-	char group; /* 'A' or 'B' */
-	int status; /* its wait status */
-	int exit_code; /* as a shell's $?: 128 + N when killed by signal N */
-	__u64 wall_ns;
-	unsigned int nr_procs;
-	struct figures f;
-};
-
 struct stat_ctx {
 	struct session_opts so;
 	__u64 interval_ns;
@@ -95,7 +87,7 @@ struct stat_ctx {
 	char cgroup[4096];
 	struct session *s;
 	struct snapshot snap;
-	struct run *runs;
+	struct stat_run *runs;
 	int nr_runs;
 };
 
@@ -118,7 +110,7 @@ static void accumulate(const struct snapshot *snap, __u64 cgid, struct figures *
 }
 
 /* Run argv once in a new child cgroup; the figures go to *run. */
-static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int index)
+static int run_once(struct stat_ctx *ctx, char **argv, struct stat_run *run, int index)
 {
 	struct proctable seen = {};
 	struct figures before_exec = {};
@@ -163,50 +155,27 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct run *run, int inde
 	return err;
 }
 
-struct metric_val {
-	char name[METRIC_NAME_LEN];
-	bool time;
-	double v;
-};
-
-struct run_figures {
-	struct metric_val *mv;
-	int n;
-	const struct snapshot *snap;
-	const struct figures *f;
-	struct row_metrics m;
-};
-
-static void run_figure(const struct figure *fd, int i, void *arg)
+static const char *pmu_status(const struct session *s)
 {
-	struct run_figures *r = arg;
-	struct metric_val *mv = &r->mv[r->n];
-
-	if (!fd->stat || !figure__asked(fd, r->snap, i) || r->n == SERIES_MAX_METRICS)
-		return;
-	figure__name(fd, fd->stat, r->snap, i, mv->name, sizeof(mv->name));
-	mv->time = figure__ns(fd, r->snap, i);
-	mv->v = figure__value(fd, r->f, &r->m, i);
-	r->n++;
+	if (session__hw_counting(s))
+		return "counting";
+	if (session__no_pmu(s))
+		return "none";
+	return "not-used"; /* no hardware event asked for */
 }
 
-/*
- * The figures of a run that are compared: its wall time (the command's
- * own), then every pmbpf stat figure with a stat name (catalog.c) whose
- * events were asked for. NaN where an event does not count.
- */
-static int run_metrics(const struct stat_ctx *ctx, const struct run *run, struct metric_val *mv)
+/* What the report needs of the session and the runs, as plain data. */
+static void report_of(const struct stat_ctx *ctx, struct stat_report *rep)
 {
-	struct snapshot snap = {};
-	struct run_figures r = { .mv = mv, .n = 1, .snap = &snap, .f = &run->f };
-
-	snap.events = session__events(ctx->s, &snap.nr_events);
-	snap.metrics = ctx->snap.metrics;
-	snap.interval_ns = run->wall_ns;
-	metrics__figures(&snap, &run->f, &r.m);
-	mv[0] = (struct metric_val){ "wall-time", true, (double)run->wall_ns };
-	catalog__each(&snap, OUT_STAT, run_figure, &r);
-	return r.n;
+	*rep = (struct stat_report){ .metrics = ctx->snap.metrics,
+				     .attach = session__attach_kind(ctx->s),
+				     .pmu = pmu_status(ctx->s),
+				     .argv_a = ctx->argv_a,
+				     .argv_b = ctx->ab ? ctx->argv_b : NULL,
+				     .repeat = ctx->repeat,
+				     .runs = ctx->runs,
+				     .nr_runs = ctx->nr_runs };
+	rep->events = session__events(ctx->s, &rep->nr_events);
 }
 
 static char *join_argv(char **argv)
@@ -229,7 +198,8 @@ static char *join_argv(char **argv)
 /* The runs of one group as columns. */
 static int build_series(const struct stat_ctx *ctx, char group, struct series *s)
 {
-	struct metric_val mv[SERIES_MAX_METRICS];
+	struct stat_metric mv[SERIES_MAX_METRICS];
+	struct stat_report rep;
 	int i, j, n, k = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -239,10 +209,11 @@ static int build_series(const struct stat_ctx *ctx, char group, struct series *s
 	s->command = join_argv(group == 'A' ? ctx->argv_a : ctx->argv_b);
 	if (!s->label || !s->command)
 		return -ENOMEM;
+	report_of(ctx, &rep);
 	for (i = 0; i < ctx->nr_runs; i++) {
 		if (ctx->runs[i].group != group)
 			continue;
-		n = run_metrics(ctx, &ctx->runs[i], mv);
+		n = stat_run__metrics(&rep, &ctx->runs[i], mv);
 		for (j = 0; j < n; j++) {
 			struct metric_col *c = series__find(s, mv[j].name);
 
@@ -257,214 +228,6 @@ static int build_series(const struct stat_ctx *ctx, char group, struct series *s
 	return 0;
 }
 
-static void host_cpu_model(char *buf, size_t len)
-{
-	struct utsname u;
-
-	snprintf(buf, len, "%s", host__cpu()->model_name);
-	if (!buf[0] && !uname(&u))
-		snprintf(buf, len, "%s", u.machine); /* arm64 names no model */
-}
-
-static const char *pmu_status(const struct session *s)
-{
-	if (session__hw_counting(s))
-		return "counting";
-	if (session__no_pmu(s))
-		return "none";
-	return "not-used"; /* no hardware event asked for */
-}
-
-static void json_argv(struct json_writer *w, const char *key, char **argv)
-{
-	int i;
-
-	jw_key(w, key);
-	jw_start_array(w);
-	for (i = 0; argv[i]; i++)
-		jw_string(w, argv[i]);
-	jw_end_array(w);
-}
-
-static void json_summaries(struct json_writer *w, const char *key, const struct series *s)
-{
-	struct summary sm;
-	int i;
-
-	jw_key(w, key);
-	jw_start_object(w);
-	for (i = 0; i < s->nr_metrics; i++) {
-		stats__summary(s->m[i].v, s->n, &sm);
-		jw_key(w, s->m[i].name);
-		jw_start_object(w);
-		jw_key(w, "n");
-		jw_u64(w, sm.n);
-		jw_key(w, "mean");
-		jw_double(w, sm.mean, 6);
-		jw_key(w, "stddev");
-		jw_double(w, sm.stddev, 6);
-		jw_key(w, "rsd_pct");
-		jw_double(w, sm.rsd_pct, 4);
-		jw_key(w, "min");
-		jw_double(w, sm.min, 6);
-		jw_key(w, "max");
-		jw_double(w, sm.max, 6);
-		jw_end_object(w);
-	}
-	jw_end_object(w);
-}
-
-static void json_report(FILE *f, const struct stat_ctx *ctx, const struct series *a,
-			const struct series *b, const struct compare_result *cmp)
-{
-	struct metric_val mv[SERIES_MAX_METRICS];
-	const struct event_info *ev;
-	struct json_writer w;
-	struct utsname u;
-	char model[256];
-	int i, j, n, nr_ev;
-
-	ev = session__events(ctx->s, &nr_ev);
-	jw_init(&w, f);
-	jw_start_object(&w);
-	jw_key(&w, "type");
-	jw_string(&w, "stat");
-	jw_key(&w, "schema");
-	jw_u64(&w, STAT_SCHEMA);
-	jw_key(&w, "pmbpf");
-	jw_string(&w, PMBPF_VERSION);
-	jw_key(&w, "host");
-	jw_start_object(&w);
-	host_cpu_model(model, sizeof(model));
-	jw_key(&w, "cpu_model");
-	jw_string(&w, model);
-	if (!uname(&u)) {
-		jw_key(&w, "kernel");
-		jw_string(&w, u.release);
-		jw_key(&w, "machine");
-		jw_string(&w, u.machine);
-	}
-	jw_key(&w, "cpus");
-	jw_u64(&w, sysconf(_SC_NPROCESSORS_ONLN));
-	jw_key(&w, "pmu");
-	jw_string(&w, pmu_status(ctx->s));
-	jw_key(&w, "attach");
-	jw_string(&w, session__attach_kind(ctx->s));
-	jw_end_object(&w);
-	jw_key(&w, "events");
-	jw_start_array(&w);
-	for (i = 0; i < nr_ev; i++) {
-		jw_start_object(&w);
-		json_event_fields(&w, &ev[i]);
-		jw_end_object(&w);
-	}
-	jw_end_array(&w);
-	json_argv(&w, "command", ctx->argv_a);
-	if (ctx->ab)
-		json_argv(&w, "command_b", ctx->argv_b);
-	jw_key(&w, "repeat");
-	jw_u64(&w, ctx->repeat);
-	jw_key(&w, "units");
-	jw_start_object(&w);
-	for (i = 0; i < a->nr_metrics; i++) {
-		jw_key(&w, a->m[i].name);
-		jw_string(&w, a->m[i].time ? "ns" : "");
-	}
-	jw_end_object(&w);
-	jw_key(&w, "runs");
-	jw_start_array(&w);
-	for (i = 0; i < ctx->nr_runs; i++) {
-		const struct run *r = &ctx->runs[i];
-		char group[2] = { r->group, '\0' };
-
-		jw_start_object(&w);
-		jw_key(&w, "run");
-		jw_u64(&w, i + 1);
-		jw_key(&w, "group");
-		jw_string(&w, group);
-		output__json_status(&w, r->status);
-		jw_key(&w, "processes");
-		jw_u64(&w, r->nr_procs);
-		jw_key(&w, "metrics");
-		jw_start_object(&w);
-		n = run_metrics(ctx, r, mv);
-		for (j = 0; j < n; j++) {
-			jw_key(&w, mv[j].name);
-			jw_double(&w, mv[j].v, mv[j].v == floor(mv[j].v) ? 0 : 6);
-		}
-		jw_end_object(&w);
-		jw_key(&w, "raw");
-		jw_start_object(&w);
-		for (j = 0; j < nr_ev; j++) {
-			if (ev[j].state != EVENT_COUNTING)
-				continue;
-			jw_key(&w, ev[j].spec.name);
-			jw_start_object(&w);
-			jw_key(&w, "value");
-			jw_u64(&w, r->f.ev[j].value);
-			jw_key(&w, "enabled_ns");
-			jw_u64(&w, r->f.ev[j].enabled);
-			jw_key(&w, "running_ns");
-			jw_u64(&w, r->f.ev[j].running);
-			jw_end_object(&w);
-		}
-		jw_end_object(&w);
-		jw_end_object(&w);
-	}
-	jw_end_array(&w);
-	json_summaries(&w, "summary", a);
-	if (b)
-		json_summaries(&w, "summary_b", b);
-	if (cmp) {
-		jw_key(&w, "comparison");
-		compare__json(&w, cmp);
-	}
-	jw_end_object(&w);
-	fputc('\n', f);
-}
-
-static void fmt_value(char *buf, size_t len, double v, bool time)
-{
-	if (!isfinite(v))
-		snprintf(buf, len, "-");
-	else if (time)
-		snprintf(buf, len, "%.3fms", v / 1e6);
-	else if (fabs(v) >= 1000 || v == floor(v))
-		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
-}
-
-static void table_summary(FILE *f, const struct series *s)
-{
-	char mean[32], sd[32], lo[32], hi[32];
-	struct summary sm;
-	int i;
-
-	fprintf(f, "\n Counts for '");
-	text__fputs(s->command, false, f);
-	fprintf(f, "' and its children, %d runs:\n\n", s->n);
-	fprintf(f, " %-26s %14s %12s %7s %14s %14s\n", "METRIC", "MEAN", "STDDEV", "RSD%", "MIN",
-		"MAX");
-	for (i = 0; i < s->nr_metrics; i++) {
-		stats__summary(s->m[i].v, s->n, &sm);
-		fmt_value(mean, sizeof(mean), sm.mean, s->m[i].time);
-		fmt_value(sd, sizeof(sd), sm.stddev, s->m[i].time);
-		fmt_value(lo, sizeof(lo), sm.min, s->m[i].time);
-		fmt_value(hi, sizeof(hi), sm.max, s->m[i].time);
-		if (isfinite(sm.rsd_pct))
-			fprintf(f, " %-26s %14s %12s %7.2f %14s %14s\n", s->m[i].name, mean, sd,
-				sm.rsd_pct, lo, hi);
-		else
-			fprintf(f, " %-26s %14s %12s %7s %14s %14s\n", s->m[i].name, mean, sd, "-",
-				lo, hi);
-	}
-}
-
-/*
- * Build the report in memory and write it in one go: a write error is then
- * known exactly (ENOSPC on a file, EPIPE from a reader that left).
- */
 /* --max-runs: the runs a side that the pairs so far ask for (compare__runs_to_decide). */
 static int runs_to_decide(const struct stat_ctx *ctx)
 {
@@ -482,6 +245,10 @@ static int runs_to_decide(const struct stat_ctx *ctx)
 	return want;
 }
 
+/*
+ * Build the report in memory and write it in one go: a write error is then
+ * known exactly (ENOSPC on a file, EPIPE from a reader that left).
+ */
 static int report(struct stat_ctx *ctx, int *verdict_rc)
 {
 	struct series a = {}, b = {};
@@ -516,24 +283,20 @@ static int report(struct stat_ctx *ctx, int *verdict_rc)
 		goto out;
 	}
 	if (ctx->format == OUTPUT_JSON) {
-		json_report(f, ctx, &a, ctx->ab ? &b : NULL, cmp);
+		struct stat_report rep;
+
+		report_of(ctx, &rep);
+		stat_report__json(f, &rep, &a, ctx->ab ? &b : NULL, cmp);
 	} else if (ctx->nr_runs == 1) {
-		struct output o = { .f = f, .format = OUTPUT_TABLE };
 		struct snapshot snap = {};
 
 		snap.events = session__events(ctx->s, &snap.nr_events);
 		snap.metrics = ctx->snap.metrics;
 		snap.interval_ns = ctx->runs[0].wall_ns;
-		output__command(&o, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].status,
-				ctx->runs[0].nr_procs);
+		stat_report__run(f, &snap, &ctx->runs[0].f, ctx->argv_a, ctx->runs[0].status,
+				 ctx->runs[0].nr_procs);
 	} else {
-		table_summary(f, &a);
-		if (ctx->ab) {
-			table_summary(f, &b);
-			fprintf(f, "\n A/B comparison (interleaved runs, B against A):\n\n");
-			compare__print(f, COMPARE_TABLE, cmp);
-		}
-		fputc('\n', f);
+		stat_report__table(f, &a, ctx->ab ? &b : NULL, cmp);
 	}
 	if (fclose(f)) {
 		ret = -errno;
@@ -703,7 +466,7 @@ int cmd_stat(int argc, char **argv)
 
 	for (i = 0; i < ctx.repeat && !exiting; i++) {
 		for (g = 0; g < (ctx.ab ? 2 : 1) && !exiting; g++) {
-			struct run *r = &ctx.runs[ctx.nr_runs];
+			struct stat_run *r = &ctx.runs[ctx.nr_runs];
 
 			r->group = g ? 'B' : 'A';
 			err = run_once(&ctx, g ? ctx.argv_b : ctx.argv_a, r, ctx.nr_runs + 1);
@@ -728,7 +491,7 @@ int cmd_stat(int argc, char **argv)
 		}
 		if (i + 1 == ctx.repeat && ctx.max_runs > ctx.repeat && !exiting) {
 			int want = runs_to_decide(&ctx);
-			struct run *more;
+			struct stat_run *more;
 
 			if (want > ctx.repeat) {
 				more = realloc(ctx.runs, sizeof(*more) * 2 * want);

@@ -276,3 +276,24 @@ int privileges__check(void)
 	       !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON");
 	return -EPERM;
 }
+
+int report__write(int fd, const char *what, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EPIPE)
+			return -EPIPE; /* the reader is gone: nothing to say */
+		if (n <= 0) {
+			pr_err("cannot write %s: %s\n", what,
+			       n < 0 ? strerror(errno) : "short write");
+			return -EIO;
+		}
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}

@@ -61,4 +61,10 @@ const char *perm__why(char *buf, size_t len);
 /* kernel.perf_event_paranoid, or INT_MIN if it cannot be read. */
 int perf_paranoid(void);
 
+/*
+ * Write all of buf to fd. Returns 0; -EPIPE, silently, when the reader has
+ * gone; -EIO after printing what failed (ENOSPC, EIO, ...).
+ */
+int report__write(int fd, const char *what, const char *buf, size_t len);
+
 #endif

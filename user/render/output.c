@@ -12,6 +12,7 @@
 #include "json_writer.h"
 #include "metrics.h"
 #include "output.h"
+#include "stat_report.h"
 #include "util.h"
 
 int output_format__parse(const char *s, enum output_format *fmt)
@@ -424,7 +425,7 @@ static void json_add(struct json_tree *t, const struct figure *fd, int i)
 	}
 }
 
-static int json_decimals(enum fig_fmt fmt)
+int json_decimals(enum fig_fmt fmt)
 {
 	switch (fmt) {
 	case FMT_PCT:
@@ -870,80 +871,6 @@ static void csv(struct output *o, const struct snapshot *snap)
 	}
 }
 
-/*
- * pmbpf stat's notes: on an event's row its coverage and MPKI, on the
- * on-CPU time's the CPUs utilized, on IPC's whether it is of one group, on
- * the run-queue p99's the waits and the longest.
- */
-static void stat_note(char *buf, size_t len, const struct row *r, const struct figure *fd, int i)
-{
-	const struct row_metrics *m = &r->m;
-	int n = 0;
-
-	buf[0] = '\0';
-	if (figure__reading(fd) && r->snap->events[i].state != EVENT_COUNTING) {
-		snprintf(buf, len, " # %s", event_state__str(r->snap->events[i].state));
-	} else if (fd->src == SRC_EVENT) {
-		if (m->coverage[i] < 1.0)
-			n = snprintf(buf, len, " (%.1f%% counted)", m->coverage[i] * 100);
-		if (isfinite(m->mpki[i]))
-			snprintf(buf + n, len - n, " # %.2f per 1000 instructions", m->mpki[i]);
-	} else if (fd->src == SRC_COUNT && fd->index == PMBPF_N_ONCPU_NS) {
-		snprintf(buf, len, " # %.3f CPUs utilized", m->cpu_pct / 100);
-	} else if (fd->src == SRC_DERIVED && fd->index == DER_IPC) {
-		snprintf(buf, len, " # %s",
-			 !isfinite(m->ipc) ? "needs cycles and instructions" :
-			 m->ipc_grouped	   ? "one group" :
-					     "cycles and instructions not in one group");
-	} else if (fd->src == SRC_DERIVED && fd->index == DER_RUNQ_P99_NS &&
-		   r->f->n[PMBPF_N_RUNQ_COUNT]) {
-		snprintf(buf, len, " (%llu waits, max %.1f us)",
-			 (unsigned long long)r->f->n[PMBPF_N_RUNQ_COUNT], m->runq_max_ns / 1e3);
-	}
-}
-
-/*
- * A row of pmbpf stat's text for each OUT_STAT figure with a label (the
- * others are notes): times that add up in ms, latencies in us. A gauge
- * without a value and without a note to say why is left out.
- */
-static void stat_row(const struct figure *fd, int i, void *arg)
-{
-	const struct row *r = arg;
-	double v = figure__value(fd, r->f, &r->m, i);
-	char label[128], note[160], buf[64];
-	const char *unit = "";
-
-	if (!fd->label)
-		return;
-	figure__name(fd, fd->label, r->snap, i, label, sizeof(label));
-	stat_note(note, sizeof(note), r, fd, i);
-	if (fd->src == SRC_METRIC && !r->snap->metrics->m[i / METRIC_MAX_VALUES].def) {
-		if (i % METRIC_MAX_VALUES)
-			return;
-		snprintf(label, sizeof(label), "%s",
-			 r->snap->metrics->m[i / METRIC_MAX_VALUES].name);
-		snprintf(note, sizeof(note), " # not supported");
-		v = NAN;
-	}
-	if (!isfinite(v) && !note[0] && fd->kind == FIG_GAUGE)
-		return;
-	if (isfinite(v) && figure__ns(fd, r->snap, i))
-		unit = fd->kind == FIG_COUNTER ? "ms" : "us";
-	if (!isfinite(v))
-		snprintf(buf, sizeof(buf), "-");
-	else if (unit[0])
-		snprintf(buf, sizeof(buf), "%.*f", unit[0] == 'm' ? 3 : 1,
-			 v / (unit[0] == 'm' ? 1e6 : 1e3));
-	else
-		snprintf(buf, sizeof(buf), "%.*f",
-			 fd->fmt == FMT_RATIO ? 3 : json_decimals(fd->fmt), v);
-	if (note[0])
-		fprintf(r->o->f, "%18s %-2s   %-17s%s\n", buf, unit, label, note);
-	else
-		fprintf(r->o->f, "%18s %-2s   %s\n", buf, unit, label);
-}
-
 void output__json_status(struct json_writer *w, int status)
 {
 	char name[32];
@@ -967,9 +894,7 @@ void output__json_status(struct json_writer *w, int status)
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
 		    char *const *argv, int status, unsigned int nr_procs)
 {
-	char how[64];
 	struct json_writer w;
-	struct row r;
 	int i;
 
 	errno = 0;
@@ -993,19 +918,7 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		fputc('\n', o->f);
 		return stream__error(o->f);
 	}
-	fprintf(o->f, "\n Counts for '");
-	for (i = 0; argv[i]; i++) {
-		if (i)
-			fputc(' ', o->f);
-		text__fputs(argv[i], false, o->f);
-	}
-	fprintf(o->f, "' and its children (%u process%s):\n\n", nr_procs,
-		nr_procs == 1 ? "" : "es");
-	row_init(&r, o, snap, f, false);
-	catalog__each(snap, OUT_STAT, stat_row, &r);
-	fprintf(o->f, "\n%18.6f s    wall time, %s\n\n", snap->interval_ns / 1e9,
-		wait_status__str(status, how, sizeof(how)));
-	return stream__error(o->f);
+	return stat_report__run(o->f, snap, f, argv, status, nr_procs);
 }
 
 int output__snapshot(struct output *o, const struct snapshot *snap)

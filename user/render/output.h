@@ -32,9 +32,11 @@ int output__start(struct output *o, const struct event_info *ev, int nr, bool no
 		  const char *attach, int nr_cpus);
 int output__snapshot(struct output *o, const struct snapshot *snap);
 /*
- * Totals of a command and its children (pmbpf stat): snap gives the events
- * and interval_ns (the command's wall time), f the summed figures, status
- * the command's wait status.
+ * Totals of a command and its children: snap gives the events and
+ * interval_ns (the command's wall time), f the summed figures, status the
+ * command's wait status. JSON: one record of type "command" with every
+ * figure as record's JSON names it; the table: pmbpf stat's text,
+ * stat_report__run() (stat_report.h).
  */
 int output__command(struct output *o, const struct snapshot *snap, const struct figures *f,
 		    char *const *argv, int status, unsigned int nr_procs);
@@ -46,6 +48,9 @@ struct json_writer;
 void output__json_status(struct json_writer *w, int status);
 /* An event's description (name, class, state, group, cpus, error) as keys of the open object. */
 void json_event_fields(struct json_writer *w, const struct event_info *ev);
+enum fig_fmt;
+/* Decimals a figure of this format gets in JSON (and in stat's text). */
+int json_decimals(enum fig_fmt fmt);
 /* Humanize a count into buf: 1234 -> "1234", 12345678 -> "12.3M". */
 const char *fmt_count(char *buf, size_t len, double v);
 

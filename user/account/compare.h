@@ -9,7 +9,6 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "json_writer.h"
 #include "stats.h"
 
 #define STAT_SCHEMA	       1
@@ -122,22 +121,5 @@ double compare__limit_pct(double threshold_pct, double floor, double base_median
  * either way, and more runs cannot make its interval any truer).
  */
 int compare__runs_to_decide(const struct compare_result *r, int have, int max_runs);
-
-enum compare_format {
-	COMPARE_TABLE,
-	COMPARE_JSON,
-	COMPARE_MARKDOWN,
-};
-
-int compare_format__parse(const char *s, enum compare_format *fmt);
-void compare__print(FILE *f, enum compare_format fmt, const struct compare_result *r);
-/* The comparison as one JSON object value. */
-void compare__json(struct json_writer *w, const struct compare_result *r);
-
-/*
- * Write all of buf to fd. Returns 0; -EPIPE, silently, when the reader has
- * gone; -EIO after printing what failed (ENOSPC, EIO, ...).
- */
-int report__write(int fd, const char *what, const char *buf, size_t len);
 
 #endif
