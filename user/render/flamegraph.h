@@ -9,11 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
-
-struct folded {
-	char *stack; /* frames separated by ';', outermost first */
-	__u64 weight;
-};
+#include "folded.h"
 
 struct flame_opts {
 	const char *title;
