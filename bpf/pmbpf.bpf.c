@@ -15,10 +15,14 @@
 #include <bpf/bpf_tracing.h>
 #include "pmbpf.h"
 
-#define TASK_RUNNING 0
-#define TASK_DEAD    0x80
-#define PF_EXITING   0x4
-#define EEXIST	     17
+#define TASK_RUNNING	     0
+#define TASK_INTERRUPTIBLE   0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD	     0x80
+#define TASK_NOLOAD	     0x400
+#define TASK_RTLOCK_WAIT     0x1000
+#define PF_EXITING	     0x4
+#define EEXIST		     17
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -85,6 +89,19 @@ struct {
 } events SEC(".maps");
 
 /*
+ * How a thread left the CPU (sched_switch's prev_state), for the split of
+ * its off-CPU time: the order of PMBPF_N_OFFCPU_SLEEP_NS and the two after
+ * it. OFF_OTHER is also a preempted (still runnable) thread's: its time off
+ * CPU is all run-queue wait, and any of it not timed as such is the rest.
+ */
+enum off_state {
+	OFF_SLEEP, /* S; D|NOLOAD (TASK_IDLE: idle kernel threads, /proc's I) */
+	OFF_BLOCKED, /* D without NOLOAD; TASK_RTLOCK_WAIT (a sleeping spinlock: /proc's D) */
+	OFF_OTHER, /* R (preempted), stopped, traced, parked, frozen */
+	OFF_NR,
+};
+
+/*
  * pend_* belong to the task that has run on this CPU since last_ns (or to
  * its process, across a same-process handoff): credited at the next
  * attribution point together with the counter deltas.
@@ -94,6 +111,7 @@ struct cpu_state {
 	__u64 pend_nvcsw;
 	__u64 pend_nivcsw;
 	__u64 pend_offcpu_ns;
+	__u64 pend_split[OFF_NR]; /* pend_offcpu_ns by state (PMBPF_N_OFFCPU_SLEEP_NS + i) */
 	__u64 pend_runq_ns;
 	__u32 pend_runq;
 	__u32 pend_tgid; /* whose pend_offcpu_ns, pend_runq, pend_migrations: process (--threads: thread) */
@@ -124,7 +142,7 @@ struct task_ts {
 	__u64 wakeup_ns; /* woken, or preempted while runnable */
 	__u64 offcpu_ns; /* switched out */
 	__u32 last_cpu; /* + 1, of that switch-out; 0: not seen */
-	__u32 pad;
+	__u32 off_state; /* enum off_state of that switch-out */
 	__u64 run_delay; /* !wakeup_progs: + 1, sched_info.run_delay after its last switch-in; 0: none seen */
 };
 
@@ -772,6 +790,9 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 		stat_inc(PMBPF_STAT_WAIT_UNMATCHED);
 	} else if (c && st->valid) {
 		c->n[PMBPF_N_OFFCPU_NS] += st->pend_offcpu_ns;
+		c->n[PMBPF_N_OFFCPU_SLEEP_NS] += st->pend_split[OFF_SLEEP];
+		c->n[PMBPF_N_OFFCPU_BLOCKED_NS] += st->pend_split[OFF_BLOCKED];
+		c->n[PMBPF_N_OFFCPU_OTHER_NS] += st->pend_split[OFF_OTHER];
 		c->n[PMBPF_N_MIGRATIONS] += st->pend_migrations;
 		if (st->pend_runq) {
 			__u64 lat = st->pend_runq_ns;
@@ -794,6 +815,9 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->pend_nvcsw = 0;
 	st->pend_nivcsw = 0;
 	st->pend_offcpu_ns = 0;
+	st->pend_split[OFF_SLEEP] = 0;
+	st->pend_split[OFF_BLOCKED] = 0;
+	st->pend_split[OFF_OTHER] = 0;
 	st->pend_runq = 0;
 	st->pend_migrations = 0;
 	st->pend_oncpu_ns = 0;
@@ -1016,6 +1040,20 @@ static __always_inline void thread_fold_last(struct task_state *ps, __u32 tgid,
 	}
 }
 
+/* How prev left the CPU: enum off_state (the kernel's task_state_index(), folded). */
+static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == TASK_RUNNING)
+		return OFF_OTHER;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return prev_state & TASK_NOLOAD ? OFF_SLEEP : OFF_BLOCKED;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return OFF_SLEEP;
+	if (prev_state & TASK_RTLOCK_WAIT)
+		return OFF_BLOCKED;
+	return OFF_OTHER;
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
 				     const bool btf, const bool sum_exits)
@@ -1028,7 +1066,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	__u64 cgid, next_cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
 	__u64 now, raw, lat = 0, off = 0, queued = 0, run_delay = 0, ran = RAN_SPAN, next_sum;
-	__u32 migrated = 0;
+	__u64 part = 0;
+	__u32 migrated = 0, part_state = OFF_OTHER;
 
 	/* prev is current: two loads on tp_btf instead of a helper call */
 	if (btf) {
@@ -1095,6 +1134,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			ts->offcpu_ns = now;
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
 			ts->last_cpu = cpu + 1;
+			ts->off_state = off_state(preempt, prev_state);
 		}
 	}
 	/* next comes on CPU: its wait ends */
@@ -1126,7 +1166,17 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			if (ts->offcpu_ns) {
 				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;
 				ts->offcpu_ns = 0;
+				/* left in a state until woken (has_lat), then waited */
+				part_state = has_lat ? ts->off_state : OFF_OTHER;
 			}
+			/*
+			 * off-CPU at least its run-queue wait: a thread first
+			 * seen waiting (a new one) has no switch-out, and the
+			 * wakeup's clock can be a little ahead of another CPU's
+			 */
+			if (lat > off)
+				off = lat;
+			part = off - lat;
 			migrated = ts->last_cpu && ts->last_cpu != cpu + 1;
 		}
 	}
@@ -1140,6 +1190,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	    (btf ? prev->cgroups == next->cgroups :
 		   BPF_CORE_READ(prev, cgroups) == BPF_CORE_READ(next, cgroups))) {
 		st->pend_offcpu_ns += off;
+		if (part_state < OFF_NR)
+			st->pend_split[part_state] += part;
 		st->pend_migrations += migrated;
 		st->pend_oncpu_ns = oncpu_ran(st, pid, task_sum(prev, btf));
 		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
@@ -1186,6 +1238,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (btf && dead && ps)
 		thread_fold_last(ps, tgid, prev);
 	st->pend_offcpu_ns = off;
+	if (part_state < OFF_NR)
+		st->pend_split[part_state] = part;
 	st->pend_migrations = migrated;
 	st->pend_runq_ns = lat;
 	st->pend_runq = has_lat;

@@ -43,12 +43,20 @@ struct pmbpf_key {
  */
 enum pmbpf_count {
 	PMBPF_N_ONCPU_NS, /* on-CPU time */
-	PMBPF_N_OFFCPU_NS, /* switch-out to switch-in, credited at switch-in */
+	PMBPF_N_OFFCPU_NS, /* switch-out (or wakeup of a thread first seen waiting) to switch-in */
 	PMBPF_N_NVCSW, /* voluntary switches out */
 	PMBPF_N_NIVCSW, /* involuntary switches out */
 	PMBPF_N_RUNQ_COUNT, /* waits: wakeup (or preemption) to running */
 	PMBPF_N_RUNQ_TOTAL_NS, /* their total length */
 	PMBPF_N_MIGRATIONS, /* switch-ins on another CPU than the thread's last switch-out */
+	/*
+	 * The off-CPU time split by the state the thread left in:
+	 * OFFCPU_NS = OFFCPU_SLEEP_NS + OFFCPU_BLOCKED_NS + RUNQ_TOTAL_NS +
+	 * OFFCPU_OTHER_NS, exactly, per thread.
+	 */
+	PMBPF_N_OFFCPU_SLEEP_NS, /* switch-out to wakeup, left asleep (S, or D|NOLOAD: idle) */
+	PMBPF_N_OFFCPU_BLOCKED_NS, /* switch-out to wakeup, left uninterruptible (D) */
+	PMBPF_N_OFFCPU_OTHER_NS, /* the rest: stopped, traced, parked, a wakeup not seen */
 	PMBPF_N_NR,
 };
 
