@@ -476,6 +476,7 @@ def test_stat_repeat_names():
     assert names[0] == names[1] == [
         "wall-time", "cpu-time", "task-clock", "page-faults", "cycles", "instructions",
         "LLC-load-misses", "ipc", "LLC-load-misses-mpki", "voluntary-switches",
-        "involuntary-switches", "migrations"], names
+        "involuntary-switches", "migrations", "offcpu-sleep", "offcpu-blocked",
+        "offcpu-other"], names
     assert doc["units"]["cpu-time"] == doc["units"]["task-clock"] == "ns"
     assert doc["units"]["page-faults"] == doc["units"]["ipc"] == ""

@@ -107,7 +107,7 @@ def check_split(rec, t, host):
     lost = unmatched(rec)
     print(f"host={host} pmbpf {got}\n  thread {want} oncpu {t['oncpu_ns']} "
           f"run_delay {t['run_delay_ns']} runs {t['runs']} wall {t['wall_ns']} "
-          f"unmatched {lost}\n  phases {t['phases']}")
+          f"max_off {t['max_off_ns']} unmatched {lost}\n  phases {t['phases']}")
     ph = t["phases"]
     # the workload did what it says (not vacuous)
     assert ph["sleep"]["wall_ns"] >= SLEEP * 1e6, ph
@@ -121,14 +121,28 @@ def check_split(rec, t, host):
     # from the wakeup tracepoint or from the enqueue); 50 us allowed each,
     # 2% of each part (the clocks' rates, steal time), and 1 ms.
     per = 50e3 * t["runs"] + 1e6
+    # On a loaded host the kernel now and then switches a task in with no
+    # sched_switch event (spans_unmatched; bpf/pmbpf.bpf.c): the off-CPU
+    # span that switch-in ends is lost (a sleep or a D wait and the run-queue
+    # wait after it), at most the longest the thread was off the CPU in one
+    # step (max_off_ns), below only. A wakeup whose time was not seen (once
+    # with wakeup programs, on a host at load 2,000) moves such a span,
+    # whole, to offcpu.other_ns: above only there. A few at most.
+    missed = max(0, t["runs"] - got["waits"])
+    assert missed <= 3, (missed, lost)
+    below = missed * t["max_off_ns"]
     assert abs(got["oncpu_ns"] - t["oncpu_ns"]) <= 0.01 * t["oncpu_ns"] + 1e6, (got, t)
-    assert abs(got["runq_ns"] - t["run_delay_ns"]) <= 0.02 * t["run_delay_ns"] + per, (got, t)
+    assert -below - per <= got["runq_ns"] - t["run_delay_ns"] <= 0.02 * t["run_delay_ns"] + per, \
+        (got, t)
     for k in PARTS:
-        assert abs(got[k] - want[k]) <= 0.02 * want[k] + per, (k, got, want)
+        tol = 0.02 * want[k] + per
+        low, high = (0, below) if k == "other_ns" else (below, 0)
+        assert -low - tol <= got[k] - want[k] <= tol + high, (k, got, want)
     # its window: from just before pthread_create() to its last read, then
-    # its switch-out into pause() (a few us); within 1%
+    # its switch-out into pause() (a few us); within 1% (and a lost wait)
     total = got["oncpu_ns"] + got["offcpu_ns"]
-    assert abs(total - t["wall_ns"]) <= 0.01 * t["wall_ns"], (total, t["wall_ns"])
+    assert -below - 0.01 * t["wall_ns"] <= total - t["wall_ns"] <= 0.01 * t["wall_ns"], \
+        (total, t["wall_ns"])
     return got
 
 

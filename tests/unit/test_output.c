@@ -199,6 +199,7 @@ static void test_json(void)
 	CHECK_SUBSTR(
 		lines[0],
 		"\"voluntary_switches\":5,\"involuntary_switches\":6,\"migrations\":0,\"offcpu_ns\":0,"
+		"\"offcpu\":{\"sleep_ns\":0,\"blocked_ns\":0,\"other_ns\":0},"
 		"\"runq\":{\"count\":0,\"total_ns\":0,\"avg_ns\":null,");
 	CHECK_SUBSTR(lines[0], "\"cycles\":{\"count\":2000000,\"raw\":2000000,\"enabled_ns\":1000,"
 			       "\"running_ns\":1000,\"coverage\":1.0000}");
@@ -348,13 +349,14 @@ static void test_csv(void)
 	if (n < 1)
 		goto out;
 	nf = csv_split(lines[0], header, MAX_FIELDS);
-	CHECK_EQ_INT(nf, 19 + 2 * 4 + 1 + 2);
+	CHECK_EQ_INT(nf, 22 + 2 * 4 + 1 + 2);
 	CHECK_STR(lines[0], "time,interval_s,pid,comm,cgroup_id,cgroup,exited,cpu_pct,oncpu_ns,"
 			    "cycles,instructions,LLC-load-misses,dTLB-load-misses,cycles_coverage,"
 			    "instructions_coverage,LLC-load-misses_coverage,"
 			    "dTLB-load-misses_coverage,ipc,LLC-load-misses_mpki,"
 			    "dTLB-load-misses_mpki,voluntary_switches,involuntary_switches,"
-			    "migrations,offcpu_ns,runq_count,runq_total_ns,runq_avg_ns,runq_p50_ns,"
+			    "migrations,offcpu_ns,offcpu_sleep_ns,offcpu_blocked_ns,offcpu_other_ns,"
+			    "runq_count,runq_total_ns,runq_avg_ns,runq_p50_ns,"
 			    "runq_p99_ns,runq_max_ns");
 	for (i = 1; i < n; i++)
 		if (!CHECK_EQ_INT(csv_split(lines[i], f, MAX_FIELDS), nf))

@@ -73,13 +73,30 @@ static void sched_now(struct sched3 *s)
 	fclose(f);
 }
 
+/*
+ * The most time off the CPU in one step (a burn loop's turn, a nap, a vfork
+ * wait): wall less CPU time since the last mark. A switch pmbpf did not see
+ * loses at most that much.
+ */
+static double max_off_ns, mark_wall, mark_cpu;
+
+static void mark(void)
+{
+	double wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	if (mark_wall && wall - mark_wall - (cpu - mark_cpu) > max_off_ns)
+		max_off_ns = wall - mark_wall - (cpu - mark_cpu);
+	mark_wall = wall;
+	mark_cpu = cpu;
+}
+
 static void burn(long ms)
 {
 	double end = now_ns(CLOCK_THREAD_CPUTIME_ID) + ms * 1e6;
-	volatile unsigned long x = 0;
 
-	while (now_ns(CLOCK_THREAD_CPUTIME_ID) < end)
-		x++;
+	do
+		mark();
+	while (mark_cpu < end);
 }
 
 static void nap(long us)
@@ -124,6 +141,7 @@ static void run_phase(int p)
 	double w0;
 	long k;
 
+	mark();
 	sched_now(&a);
 	w0 = now_ns(CLOCK_MONOTONIC);
 	switch (p) {
@@ -131,12 +149,16 @@ static void run_phase(int p)
 		burn(burn_ms);
 		break;
 	case P_SLEEP:
-		for (k = 0; k < n_steps; k++)
+		for (k = 0; k < n_steps; k++) {
 			nap(sleep_ms * 1000 / n_steps);
+			mark();
+		}
 		break;
 	case P_BLOCKED:
-		for (k = 0; k < n_steps; k++)
+		for (k = 0; k < n_steps; k++) {
 			vfork_wait(block_ms * 1000000L / n_steps);
+			mark();
+		}
 		break;
 	case P_RUNQ:
 		burn(runq_ms);
@@ -148,6 +170,7 @@ static void run_phase(int p)
 	}
 	phases[p].wall_ns = now_ns(CLOCK_MONOTONIC) - w0;
 	sched_now(&b);
+	mark();
 	phases[p].d.oncpu = b.oncpu - a.oncpu;
 	phases[p].d.delay = b.delay - a.delay;
 	phases[p].d.runs = b.runs - a.runs;
@@ -160,6 +183,9 @@ static void *work(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "split");
+	mark_wall = start_ns; /* its first wait, from its creation, is a step */
+	mark_cpu = 0;
+	mark();
 	worker_tid = gettid();
 	for (p = 0; p < P_NR; p++) {
 		if (p == P_RUNQ) {
@@ -185,6 +211,7 @@ static void *work(void *arg)
 			waitpid(spinner, NULL, 0);
 		}
 	}
+	mark();
 	sched_now(&end_st);
 	cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	end_ns = now_ns(CLOCK_MONOTONIC);
@@ -218,9 +245,10 @@ int main(int argc, char **argv)
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		nap(5000);
 	printf("{\"pid\":%d,\"tid\":%d,\"wall_ns\":%.0f,\"cpu_ns\":%.0f,\"oncpu_ns\":%llu,"
-	       "\"run_delay_ns\":%llu,\"runs\":%llu,\"steps\":%ld,\"phases\":{",
+	       "\"run_delay_ns\":%llu,\"runs\":%llu,\"steps\":%ld,\"max_off_ns\":%.0f,"
+	       "\"phases\":{",
 	       getpid(), worker_tid, end_ns - start_ns, cpu_ns, end_st.oncpu, end_st.delay,
-	       end_st.runs, n_steps);
+	       end_st.runs, n_steps, max_off_ns);
 	for (p = 0; p < P_NR; p++)
 		printf("%s\"%s\":{\"wall_ns\":%.0f,\"oncpu_ns\":%llu,\"run_delay_ns\":%llu,"
 		       "\"runs\":%llu}",

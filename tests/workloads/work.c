@@ -215,7 +215,7 @@ struct held_thread {
 	pid_t tid;
 	double wall_ns, cpu_ns, max_off_ns;
 	long nvcsw, nivcsw, migrations_before, migrations_after;
-	unsigned long long delay, runs;
+	unsigned long long delay, runs, first_wait;
 };
 
 static struct held_thread held[POOL_MAX];
@@ -275,6 +275,10 @@ static void *nap_work(void *arg)
 	char name[16];
 	long k;
 
+	unsigned long long runs0;
+
+	/* its wait from creation to its first run: off-CPU time for pmbpf, before wall0 */
+	schedstat_of("/proc/thread-self/schedstat", &t->first_wait, &runs0);
 	snprintf(name, sizeof(name), "nap-%d", t->i);
 	pthread_setname_np(pthread_self(), name);
 	t->tid = gettid();
@@ -723,11 +727,11 @@ int main(int argc, char **argv)
 			printf("%s{\"tid\":%d,\"comm\":\"nap-%d\",\"naps\":%ld,\"ms\":%ld,"
 			       "\"wall_ns\":%.0f,\"cpu_ns\":%.0f,\"offcpu_ns\":%.0f,"
 			       "\"max_off_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,"
-			       "\"run_delay_ns\":%llu,\"runs\":%llu}",
+			       "\"run_delay_ns\":%llu,\"runs\":%llu,\"first_wait_ns\":%llu}",
 			       i ? "," : "", held[i].tid, i, held[i].steps, held[i].ms,
 			       held[i].wall_ns, held[i].cpu_ns, held[i].wall_ns - held[i].cpu_ns,
 			       held[i].max_off_ns, held[i].nvcsw, held[i].nivcsw, held[i].delay,
-			       held[i].runs);
+			       held[i].runs, held[i].first_wait);
 		held_end();
 	} else if (!strcmp(argv[1], "movers") && argc > 5) {
 		int i;
