@@ -123,21 +123,25 @@ def check_split(rec, t, host):
     per = 50e3 * t["runs"] + 1e6
     # On a loaded host the kernel now and then switches a task in with no
     # sched_switch event (spans_unmatched; bpf/pmbpf.bpf.c): the off-CPU
-    # span that switch-in ends is lost (a sleep or a D wait and the run-queue
-    # wait after it), at most the longest the thread was off the CPU in one
-    # step (max_off_ns), below only. A wakeup whose time was not seen (once
-    # with wakeup programs, on a host at load 2,000) moves such a span,
-    # whole, to offcpu.other_ns: above only there. A few at most.
+    # span that switch-in ends is lost, below only: a sleep or a D wait (at
+    # most the longest step of its phase, max_off_ns: a nap, a vfork wait)
+    # and the run-queue wait after it (at most the thread's longest step).
+    # A wakeup whose time was not seen would move such a span, whole, to
+    # offcpu.other_ns: above only there. Each lost switch-in is one of the
+    # session's unmatched spans or waits (host-wide); a few per cent of the
+    # thread's switch-ins at most.
     missed = max(0, t["runs"] - got["waits"])
-    assert missed <= 3, (missed, lost)
+    assert missed <= min(lost + 1, 0.05 * t["runs"]), (missed, lost, t["runs"])
+    step = {"sleep_ns": ph["sleep"]["max_off_ns"], "blocked_ns": ph["blocked"]["max_off_ns"]}
+    step["other_ns"] = max(step.values())
     below = missed * t["max_off_ns"]
     assert abs(got["oncpu_ns"] - t["oncpu_ns"]) <= 0.01 * t["oncpu_ns"] + 1e6, (got, t)
     assert -below - per <= got["runq_ns"] - t["run_delay_ns"] <= 0.02 * t["run_delay_ns"] + per, \
         (got, t)
     for k in PARTS:
         tol = 0.02 * want[k] + per
-        low, high = (0, below) if k == "other_ns" else (below, 0)
-        assert -low - tol <= got[k] - want[k] <= tol + high, (k, got, want)
+        low, high = (0, missed * step[k]) if k == "other_ns" else (missed * step[k], 0)
+        assert -low - tol <= got[k] - want[k] <= tol + high, (k, got, want, missed)
     # its window: from just before pthread_create() to its last read, then
     # its switch-out into pause() (a few us); within 1% (and a lost wait)
     total = got["oncpu_ns"] + got["offcpu_ns"]

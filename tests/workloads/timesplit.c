@@ -11,7 +11,7 @@
  *   blocked: N times, vfork()s a child that sleeps BLOCK_MS / N ms and
  *            exits: the parent waits for it in state D (TASK_KILLABLE);
  *   runq:    pins itself to the last CPU it may use, forks a spinner
- *            process there (inheriting the pin), and burns RUNQ_MS ms of its CPU time:
+ *            process there (inheriting the pin; the main thread reaps it), and burns RUNQ_MS ms of its CPU time:
  *            about as long again waiting on the run queue behind it;
  *   stop:    (with "stop") stops the process (SIGSTOP, state T) until the
  *            test sends SIGCONT.
@@ -42,6 +42,7 @@ struct sched3 {
 
 struct phase {
 	double wall_ns;
+	double max_off_ns; /* its longest step off the CPU (mark()) */
 	struct sched3 d; /* growth over the phase */
 };
 
@@ -79,13 +80,18 @@ static void sched_now(struct sched3 *s)
  * loses at most that much.
  */
 static double max_off_ns, mark_wall, mark_cpu;
+static int cur_phase = -1; /* the phase running, whose max_off_ns mark() keeps too */
 
 static void mark(void)
 {
 	double wall = now_ns(CLOCK_MONOTONIC), cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	if (mark_wall && wall - mark_wall - (cpu - mark_cpu) > max_off_ns)
-		max_off_ns = wall - mark_wall - (cpu - mark_cpu);
+	double off = wall - mark_wall - (cpu - mark_cpu);
+
+	if (mark_wall && off > max_off_ns)
+		max_off_ns = off;
+	if (mark_wall && cur_phase >= 0 && off > phases[cur_phase].max_off_ns)
+		phases[cur_phase].max_off_ns = off;
 	mark_wall = wall;
 	mark_cpu = cpu;
 }
@@ -142,6 +148,7 @@ static void run_phase(int p)
 	long k;
 
 	mark();
+	cur_phase = p;
 	sched_now(&a);
 	w0 = now_ns(CLOCK_MONOTONIC);
 	switch (p) {
@@ -171,6 +178,7 @@ static void run_phase(int p)
 	phases[p].wall_ns = now_ns(CLOCK_MONOTONIC) - w0;
 	sched_now(&b);
 	mark();
+	cur_phase = -1;
 	phases[p].d.oncpu = b.oncpu - a.oncpu;
 	phases[p].d.delay = b.delay - a.delay;
 	phases[p].d.runs = b.runs - a.runs;
@@ -201,15 +209,12 @@ static void *work(void *arg)
 				perror("fork");
 				exit(1);
 			}
-			nap(20000); /* the spinner settles there */
 		}
 		if (p == P_STOP && !do_stop)
 			continue;
 		run_phase(p);
-		if (p == P_RUNQ) {
-			kill(spinner, SIGKILL);
-			waitpid(spinner, NULL, 0);
-		}
+		if (p == P_RUNQ)
+			kill(spinner, SIGKILL); /* reaped by main: the thread sleeps only in naps */
 	}
 	mark();
 	sched_now(&end_st);
@@ -244,6 +249,7 @@ int main(int argc, char **argv)
 		return 1;
 	while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
 		nap(5000);
+	waitpid(spinner, NULL, 0);
 	printf("{\"pid\":%d,\"tid\":%d,\"wall_ns\":%.0f,\"cpu_ns\":%.0f,\"oncpu_ns\":%llu,"
 	       "\"run_delay_ns\":%llu,\"runs\":%llu,\"steps\":%ld,\"max_off_ns\":%.0f,"
 	       "\"phases\":{",
@@ -251,9 +257,9 @@ int main(int argc, char **argv)
 	       end_st.runs, n_steps, max_off_ns);
 	for (p = 0; p < P_NR; p++)
 		printf("%s\"%s\":{\"wall_ns\":%.0f,\"oncpu_ns\":%llu,\"run_delay_ns\":%llu,"
-		       "\"runs\":%llu}",
+		       "\"runs\":%llu,\"max_off_ns\":%.0f}",
 		       p ? "," : "", phase_names[p], phases[p].wall_ns, phases[p].d.oncpu,
-		       phases[p].d.delay, phases[p].d.runs);
+		       phases[p].d.delay, phases[p].d.runs, phases[p].max_off_ns);
 	printf("}}\n");
 	fflush(stdout);
 	while (fgets(buf, sizeof(buf), stdin))
