@@ -6,8 +6,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include "check.h"
 #include "cmdopt.h"
 #include "commands.h"
@@ -338,12 +341,63 @@ static void test_commands(void)
 	}
 }
 
+/*
+ * The default case of every option switch, in a child: 'h' writes demo's
+ * usage on stdout and exits 0; '?' writes one line to stderr and returns
+ * (the child then exits 3).
+ */
+static void default_case(int opt, int *status, char *out, size_t out_len, char *err, size_t err_len)
+{
+	int po[2], pe[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(po) || pipe(pe)) {
+		check_record(false, __FILE__, __LINE__, "pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		dup2(po[1], STDOUT_FILENO);
+		dup2(pe[1], STDERR_FILENO);
+		cmdopt__default(&demo, opt);
+		fflush(NULL);
+		_exit(3);
+	}
+	close(po[1]);
+	close(pe[1]);
+	n = read(po[0], out, out_len - 1);
+	out[n > 0 ? n : 0] = '\0';
+	n = read(pe[0], err, err_len - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(po[0]);
+	close(pe[0]);
+	waitpid(pid, status, 0);
+}
+
+static void test_default(void)
+{
+	char out[4096], err[256];
+	int status = -1;
+
+	default_case('h', &status, out, sizeof(out), err, sizeof(err));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_STR(out, demo_usage);
+	CHECK_STR(err, "");
+	default_case('?', &status, out, sizeof(out), err, sizeof(err));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	CHECK_STR(out, "");
+	CHECK_SUBSTR(err, "try 'pmbpf demo --help'\n");
+}
+
 int main(void)
 {
 	test_demo();
 	test_alignment();
 	test_refused();
 	test_next();
+	test_default();
 	test_commands();
 	return check_summary();
 }

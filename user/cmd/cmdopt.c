@@ -182,6 +182,15 @@ void cmdopt__fprint(const struct cmdopts *c, FILE *f)
 		fprintf(f, "\n%s", c->tail);
 }
 
+void cmdopt__default(const struct cmdopts *c, int opt)
+{
+	if (opt == 'h') {
+		cmdopt__fprint(c, stdout);
+		exit(0);
+	}
+	pr_err("try 'pmbpf %s --help'\n", c->cmd);
+}
+
 char *cmdopt__usage(const struct cmdopts *c, size_t *len)
 {
 	char *buf = NULL;

@@ -73,6 +73,13 @@ int cmdopt__build(const struct cmdopts *c, struct cmdopt_getopt *g);
  * as an unknown option is, then the end.
  */
 int cmdopt__next(const struct cmdopts *c, struct cmdopt_getopt *g, int argc, char **argv);
+/*
+ * The default case of a command's option switch: 'h' prints the usage on
+ * stdout and exits 0; any other option (getopt's '?', after its own
+ * message) gets one line saying where the help is, and the caller returns
+ * its usage error.
+ */
+void cmdopt__default(const struct cmdopts *c, int opt);
 /* The usage text: head, a blank line, one line per option (aligned), the tail. */
 void cmdopt__fprint(const struct cmdopts *c, FILE *f);
 /* The same in a malloc'd string (*len its length); NULL on ENOMEM. */

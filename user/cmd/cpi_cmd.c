@@ -427,11 +427,8 @@ int cmd_cpi(int argc, char **argv)
 			if (opt_cpu(optarg, &r.o.min_cpu))
 				return 2;
 			break;
-		case 'h':
-			cmdopt__fprint(&cpi_cmdopts, stdout);
-			return 0;
 		default:
-			pr_err("try 'pmbpf cpi --help'\n");
+			cmdopt__default(&cpi_cmdopts, c);
 			return 2;
 		}
 	}

@@ -630,11 +630,8 @@ int cmd_doctor(int argc, char **argv)
 		case 'v':
 			so.verbose = true;
 			break;
-		case 'h':
-			cmdopt__fprint(&doctor_cmdopts, stdout);
-			return 0;
 		default:
-			pr_err("try 'pmbpf doctor --help'\n");
+			cmdopt__default(&doctor_cmdopts, c);
 			return 2;
 		}
 	}

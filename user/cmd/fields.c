@@ -412,11 +412,8 @@ int cmd_fields(int argc, char **argv)
 		case OPT_JSON:
 			format = c;
 			break;
-		case 'h':
-			cmdopt__fprint(&fields_cmdopts, stdout);
-			return 0;
 		default:
-			pr_err("try 'pmbpf fields --help'\n");
+			cmdopt__default(&fields_cmdopts, c);
 			return 2;
 		}
 	}

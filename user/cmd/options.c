@@ -112,6 +112,14 @@ int options__duration(const char *arg, __u64 *ns)
 	return -EINVAL;
 }
 
+int options__count(const char *what, const char *arg, unsigned long long *v)
+{
+	if (!uint__parse(arg, 1, ULLONG_MAX, v))
+		return 0;
+	pr_err("invalid %s '%s': give a positive integer\n", what, arg);
+	return -EINVAL;
+}
+
 int options__pid(const char *arg, pid_t *pid)
 {
 	unsigned long long v;

@@ -42,6 +42,8 @@ int options__duration(const char *arg, __u64 *ns);
 /* -p PID into *pid, which must be 0: one -p only. */
 int options__pid(const char *arg, pid_t *pid);
 int options__max_procs(const char *arg, __u32 *max);
+/* A positive count (what: "count", "period" for the message) into *v. */
+int options__count(const char *what, const char *arg, unsigned long long *v);
 /* An integer from min to max, for option opt ("--window"). */
 int options__int(const char *opt, const char *arg, int min, int max, int *out);
 /*

@@ -144,10 +144,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 			}
 			break;
 		case 'c':
-			if (uint__parse(optarg, 1, ULLONG_MAX, &o->period)) {
-				pr_err("invalid period '%s': give a positive integer\n", optarg);
+			if (options__count("period", optarg, &o->period))
 				return -EINVAL;
-			}
 			break;
 		case 'd':
 			if (options__duration(optarg, &o->duration_ns))
@@ -187,11 +185,8 @@ static int parse_args(int argc, char **argv, struct profile_opts *o)
 		case 'v':
 			o->verbose = true;
 			break;
-		case 'h':
-			cmdopt__fprint(&profile_cmdopts, stdout);
-			exit(0);
 		default:
-			pr_err("try 'pmbpf profile --help'\n");
+			cmdopt__default(&profile_cmdopts, c);
 			return -EINVAL;
 		}
 	}

@@ -80,10 +80,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return -EINVAL;
 			break;
 		case 'c':
-			if (uint__parse(optarg, 1, ULLONG_MAX, &o->count)) {
-				pr_err("invalid count '%s': give a positive integer\n", optarg);
+			if (options__count("count", optarg, &o->count))
 				return -EINVAL;
-			}
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &o->format)) {
@@ -103,11 +101,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (!strcmp(optarg, "thread"))
 				o->s.threads = true;
 			break;
-		case 'h':
-			cmdopt__fprint(&record_cmdopts, stdout);
-			exit(0);
 		default:
-			pr_err("try 'pmbpf record --help'\n");
+			cmdopt__default(&record_cmdopts, c);
 			return -EINVAL;
 		}
 	}

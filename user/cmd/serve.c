@@ -193,11 +193,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return -EINVAL;
 			}
 			break;
-		case 'h':
-			cmdopt__fprint(&serve_cmdopts, stdout);
-			exit(0);
 		default:
-			pr_err("try 'pmbpf serve --help'\n");
+			cmdopt__default(&serve_cmdopts, c);
 			return -EINVAL;
 		}
 	}

@@ -210,11 +210,8 @@ static int parse_args(int argc, char **argv, struct top *t)
 					      &t->interval_ns))
 				return -EINVAL;
 			break;
-		case 'h':
-			cmdopt__fprint(&top_cmdopts, stdout);
-			exit(0);
 		default:
-			pr_err("try 'pmbpf top --help'\n");
+			cmdopt__default(&top_cmdopts, c);
 			return -EINVAL;
 		}
 	}
