@@ -7,7 +7,7 @@
 # BENCH_ARGS=...       more options for bench/run.py (--help)
 
 BENCH_OUT := $(OUTPUT)bench/
-BENCH_BINS := $(BENCH_OUT)naive $(BENCH_OUT)workload $(BENCH_OUT)tiptop_sw.so
+BENCH_BINS := $(BENCH_OUT)naive $(BENCH_OUT)workload $(BENCH_OUT)tiptop_sw.so $(BENCH_OUT)render
 
 .SECONDARY: $(BENCH_OUT)naive.bpf.o $(BENCH_OUT)naive.skel.h
 
@@ -31,6 +31,11 @@ $(BENCH_OUT)naive: bench/naive.c $(BENCH_OUT)naive.skel.h
 $(BENCH_OUT)workload: bench/workload.c | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $< $(ALL_LDFLAGS) -o $@
+
+# the renderers alone, on a synthetic snapshot (no BPF)
+$(BENCH_OUT)render: bench/render.c $(USER_OBJS) | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP $< $(USER_OBJS) $(ALL_LDFLAGS) $(LIBS) -o $@
 
 $(BENCH_OUT)tiptop_sw.so: bench/tiptop_sw.c | $(BENCH_OUT)
 	$(call msg,CC,$@)

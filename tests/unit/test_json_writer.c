@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The JSON writer: comma placement, escaping, non-finite numbers. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -214,6 +215,93 @@ static void test_invalid_utf8(void)
 	done();
 }
 
+/*
+ * fmt_fixed() is "%.*f": against snprintf on random doubles of every
+ * magnitude, exact ties (0.125 at 2 decimals), values just beside them,
+ * negatives rounding to zero ("-0.00") and non-finite ones.
+ */
+static void test_fixed(void)
+{
+	static const double edge[] = { 0,
+				       -0.0,
+				       0.125,
+				       0.375,
+				       2.5,
+				       0.5,
+				       1.5,
+				       -2.5,
+				       0.005,
+				       1.005,
+				       -0.0004,
+				       1e15,
+				       1e-9,
+				       123.4565,
+				       9.995,
+				       0.9999995,
+				       1e300,
+				       -1e300,
+				       4503599627370497.0,
+				       1.0 / 3 };
+	char want[400], got[FMT_NUM_MAX + 1];
+	unsigned int seed = 1, k, bad = 0, n = 0;
+	int d;
+
+	for (k = 0; k < 200000 + sizeof(edge) / sizeof(edge[0]); k++) {
+		double v;
+
+		if (k < sizeof(edge) / sizeof(edge[0])) {
+			v = edge[k];
+		} else {
+			/* a random mantissa times 10^-12 .. 10^12, either sign */
+			v = (double)rand_r(&seed) / RAND_MAX *
+			    pow(10, (int)(rand_r(&seed) % 25) - 12);
+			if (rand_r(&seed) & 1)
+				v = -v;
+			if (k % 7 == 0) /* a tie or beside one, at some decimals */
+				v = (rand_r(&seed) % 100000) / 1000.0 +
+				    0.0005 * (rand_r(&seed) % 3);
+		}
+		for (d = 0; d <= 9; d++) {
+			size_t len = fmt_fixed(got, v, d);
+
+			got[len] = '\0';
+			snprintf(want, sizeof(want), "%.*f", d, v);
+			n++;
+			if (strcmp(got, want) && bad++ < 5)
+				fprintf(stderr, "fmt_fixed(%.17g, %d): %s, printf: %s\n", v, d, got,
+					want);
+		}
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK(n > 2000000);
+	CHECK_STR((got[fmt_fixed(got, NAN, 2)] = '\0', got), "nan");
+	CHECK_STR((got[fmt_fixed(got, -INFINITY, 2)] = '\0', got), "-inf");
+	CHECK_STR((got[fmt_u64(got, 18446744073709551615ULL)] = '\0', got), "18446744073709551615");
+	CHECK_STR((got[fmt_s64(got, -9223372036854775807LL - 1)] = '\0', got),
+		  "-9223372036854775808");
+	CHECK_STR((got[fmt_u64(got, 0)] = '\0', got), "0");
+}
+
+/* JSON Lines: a newline after each outermost value; nothing reaches the stream before jw_flush(). */
+static void test_lines(void)
+{
+	f = open_memstream(&out, &out_len);
+	if (!f)
+		exit(2);
+	jw_init_lines(&w, f);
+	jw_start_object(&w);
+	jw_key(&w, "a");
+	jw_u64(&w, 1);
+	jw_end_object(&w);
+	jw_start_object(&w);
+	jw_end_object(&w);
+	fflush(f);
+	CHECK_EQ_U64(out_len, 0);
+	jw_flush(&w);
+	CHECK_STR(end(), "{\"a\":1}\n{}\n");
+	done();
+}
+
 int main(void)
 {
 	test_nesting();
@@ -221,5 +309,7 @@ int main(void)
 	test_numbers();
 	test_escape();
 	test_invalid_utf8();
+	test_fixed();
+	test_lines();
 	return check_summary();
 }

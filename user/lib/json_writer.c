@@ -32,82 +32,171 @@ int utf8_len(const unsigned char *p)
 	return n;
 }
 
-/* Command names are cut at 15 bytes by the kernel, often mid-character. */
-void json_escape(FILE *f, const char *s)
+/* Bytes written as they are: printable ASCII but '"' and '\\'. */
+static inline bool plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
+
+/*
+ * The escape of the byte or UTF-8 sequence at p into dst (at most 6 bytes);
+ * *n: the bytes of p it stands for. Command names are cut at 15 bytes by the
+ * kernel, often mid-character: bad UTF-8 becomes U+FFFD.
+ */
+static size_t escape_one(char *dst, const unsigned char *p, int *n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	*n = 1;
+	if (*p >= 0x80) {
+		int k = utf8_len(p);
+
+		if (!k) {
+			memcpy(dst, "\\ufffd", 6);
+			return 6;
+		}
+		memcpy(dst, p, k);
+		*n = k;
+		return k;
+	}
+	switch (*p) {
+	case '"':
+		memcpy(dst, "\\\"", 2);
+		return 2;
+	case '\\':
+		memcpy(dst, "\\\\", 2);
+		return 2;
+	case '\n':
+		memcpy(dst, "\\n", 2);
+		return 2;
+	case '\r':
+		memcpy(dst, "\\r", 2);
+		return 2;
+	case '\t':
+		memcpy(dst, "\\t", 2);
+		return 2;
+	}
+	if (*p < 0x20 || *p == 0x7f) {
+		memcpy(dst, "\\u00", 4);
+		dst[4] = hex[*p >> 4];
+		dst[5] = hex[*p & 15];
+		return 6;
+	}
+	*dst = *p;
+	return 1;
+}
+
+size_t json_quote(char *dst, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t len = 0;
+	int n;
 
-	fputc('"', f);
-	for (; *p; p++) {
-		if (*p >= 0x80) {
-			int n = utf8_len(p);
-
-			if (!n) {
-				fputs("\\ufffd", f);
-				continue;
-			}
-			fwrite(p, 1, n, f);
-			p += n - 1;
+	dst[len++] = '"';
+	while (*p) {
+		if (plain(*p)) {
+			dst[len++] = *p++;
 			continue;
 		}
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+		len += escape_one(dst + len, p, &n);
+		p += n;
 	}
-	fputc('"', f);
+	dst[len++] = '"';
+	return len;
+}
+
+static void put_string(struct outbuf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int n;
+
+	outbuf__putc(b, '"');
+	while (*p) {
+		const unsigned char *q = p;
+
+		while (plain(*q))
+			q++;
+		if (q > p) {
+			outbuf__write(b, (const char *)p, q - p);
+			p = q;
+			continue;
+		}
+		b->len += escape_one(outbuf__room(b, 6), p, &n);
+		p += n;
+	}
+	outbuf__putc(b, '"');
+}
+
+void json_escape(FILE *f, const char *s)
+{
+	struct outbuf b;
+
+	outbuf__init(&b, f);
+	put_string(&b, s);
+	outbuf__flush(&b);
 }
 
 void jw_init(struct json_writer *w, FILE *f)
 {
-	w->f = f;
+	outbuf__init(&w->out, f);
 	w->depth = 0;
 	w->need_comma[0] = false;
+	w->lines = false;
+}
+
+void jw_init_lines(struct json_writer *w, FILE *f)
+{
+	jw_init(w, f);
+	w->lines = true;
+}
+
+void jw_flush(struct json_writer *w)
+{
+	outbuf__flush(&w->out);
 }
 
 static void value_prefix(struct json_writer *w)
 {
 	if (w->need_comma[w->depth])
-		fputc(',', w->f);
+		outbuf__putc(&w->out, ',');
 	w->need_comma[w->depth] = true;
+}
+
+/* After a value: the outermost one is complete, the stream gets it. */
+static void after_value(struct json_writer *w)
+{
+	w->need_comma[w->depth] = true;
+	if (w->depth)
+		return;
+	if (!w->lines) {
+		outbuf__flush(&w->out);
+		return;
+	}
+	outbuf__putc(&w->out, '\n');
+	w->need_comma[0] = false;
 }
 
 void jw_key(struct json_writer *w, const char *key)
 {
 	value_prefix(w);
-	json_escape(w->f, key);
-	fputc(':', w->f);
+	put_string(&w->out, key);
+	outbuf__putc(&w->out, ':');
 	/* the value that follows must not add a comma */
 	w->need_comma[w->depth] = false;
 }
 
-static void after_value(struct json_writer *w)
+void jw_key_raw(struct json_writer *w, const char *quoted, size_t len)
 {
-	w->need_comma[w->depth] = true;
+	value_prefix(w);
+	outbuf__write(&w->out, quoted, len);
+	outbuf__putc(&w->out, ':');
+	w->need_comma[w->depth] = false;
 }
 
 static void open_container(struct json_writer *w, char c)
 {
 	value_prefix(w);
-	fputc(c, w->f);
+	outbuf__putc(&w->out, c);
 	if (w->depth < JW_MAX_DEPTH - 1)
 		w->depth++;
 	w->need_comma[w->depth] = false;
@@ -115,7 +204,7 @@ static void open_container(struct json_writer *w, char c)
 
 static void close_container(struct json_writer *w, char c)
 {
-	fputc(c, w->f);
+	outbuf__putc(&w->out, c);
 	if (w->depth > 0)
 		w->depth--;
 	after_value(w);
@@ -146,38 +235,47 @@ void jw_end_array(struct json_writer *w)
 void jw_string(struct json_writer *w, const char *s)
 {
 	value_prefix(w);
-	json_escape(w->f, s ? s : "");
+	put_string(&w->out, s ? s : "");
+	after_value(w);
 }
 
 void jw_u64(struct json_writer *w, __u64 v)
 {
 	value_prefix(w);
-	fprintf(w->f, "%llu", (unsigned long long)v);
+	outbuf__u64(&w->out, v);
+	after_value(w);
 }
 
 void jw_s64(struct json_writer *w, long long v)
 {
 	value_prefix(w);
-	fprintf(w->f, "%lld", v);
+	outbuf__s64(&w->out, v);
+	after_value(w);
 }
 
 void jw_double(struct json_writer *w, double v, int decimals)
 {
 	value_prefix(w);
 	if (!isfinite(v))
-		fputs("null", w->f);
+		outbuf__write(&w->out, "null", 4);
 	else
-		fprintf(w->f, "%.*f", decimals, v);
+		outbuf__fixed(&w->out, v, decimals);
+	after_value(w);
 }
 
 void jw_bool(struct json_writer *w, bool v)
 {
 	value_prefix(w);
-	fputs(v ? "true" : "false", w->f);
+	if (v)
+		outbuf__write(&w->out, "true", 4);
+	else
+		outbuf__write(&w->out, "false", 5);
+	after_value(w);
 }
 
 void jw_null(struct json_writer *w)
 {
 	value_prefix(w);
-	fputs("null", w->f);
+	outbuf__write(&w->out, "null", 4);
+	after_value(w);
 }

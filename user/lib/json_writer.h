@@ -1,21 +1,33 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* A small streaming JSON writer: escapes strings, places commas. */
+/*
+ * A small streaming JSON writer: escapes strings, places commas. It formats
+ * into a buffer of its own (outbuf.h), handed to the stream whenever the
+ * outermost value is complete (and when the buffer is full): write nothing
+ * else to the stream while a value is open.
+ */
 #ifndef __PMBPF_JSON_WRITER_H
 #define __PMBPF_JSON_WRITER_H
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "outbuf.h"
 
 #define JW_MAX_DEPTH 16
 
 struct json_writer {
-	FILE *f;
 	int depth;
 	bool need_comma[JW_MAX_DEPTH];
+	bool lines; /* jw_init_lines() */
+	struct outbuf out;
 };
 
 void jw_init(struct json_writer *w, FILE *f);
+/*
+ * JSON Lines: a newline after each outermost value, and the stream gets the
+ * buffer only when it is full and at jw_flush(), which the caller must call.
+ */
+void jw_init_lines(struct json_writer *w, FILE *f);
 void jw_start_object(struct json_writer *w);
 void jw_end_object(struct json_writer *w);
 void jw_start_array(struct json_writer *w);
@@ -28,8 +40,14 @@ void jw_s64(struct json_writer *w, long long v);
 void jw_double(struct json_writer *w, double v, int decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
+/* A key whose JSON text (quoted, escaped) the caller made: json_quote(). */
+void jw_key_raw(struct json_writer *w, const char *quoted, size_t len);
+/* Hand what is buffered to the stream now. */
+void jw_flush(struct json_writer *w);
 /* Write a JSON string literal for s to f. */
 void json_escape(FILE *f, const char *s);
+/* The JSON string literal of s into dst (room for 6 x strlen(s) + 3); returns its length. */
+size_t json_quote(char *dst, const char *s);
 /* Length of the valid UTF-8 sequence at p, or 0 if it is not one. */
 int utf8_len(const unsigned char *p);
 

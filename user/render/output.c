@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -355,6 +356,8 @@ _Static_assert(JSON_MAX_NODES >
 
 struct json_node {
 	char key[EVENT_NAME_LEN]; /* an event's name, or a part of a figure's */
+	char quoted[6 * EVENT_NAME_LEN + 3]; /* key as a JSON string */
+	size_t qlen;
 	int child, last, next; /* first and last child, next sibling: indices, -1: none */
 	const struct figure *fd; /* a value: figure fd's instance i */
 	int i;
@@ -381,6 +384,7 @@ static int json_child(struct json_tree *t, int node, const char *key, size_t len
 	c = &t->n[t->nr];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->key, sizeof(c->key), "%.*s", (int)len, key);
+	c->qlen = json_quote(c->quoted, c->key);
 	c->child = c->last = c->next = -1;
 	if (t->n[node].last >= 0)
 		t->n[t->n[node].last].next = t->nr;
@@ -467,7 +471,7 @@ static void json_emit(struct json_writer *w, const struct json_tree *t, int node
 	int k;
 
 	for (k = t->n[node].child; k >= 0; k = t->n[k].next) {
-		jw_key(w, t->n[k].key);
+		jw_key_raw(w, t->n[k].quoted, t->n[k].qlen);
 		if (t->n[k].null) {
 			jw_null(w);
 		} else if (t->n[k].fd) {
@@ -480,21 +484,21 @@ static void json_emit(struct json_writer *w, const struct json_tree *t, int node
 	}
 }
 
-/* The figures of one output (OUT_JSON: a row's, OUT_SYSTEM: the system's) as keys of w's object. */
-static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
-			    const struct figures *f, unsigned int out,
-			    const struct cgroup_stat *cgroup)
+/*
+ * The keys of one output (OUT_JSON: a row's, OUT_SYSTEM: the system's) for
+ * snap: the same for each of its rows, so made once a snapshot; with
+ * cgroup, of a cgroup's record (its own kernel figures too).
+ */
+static void json_tree_build(struct json_tree *t, const struct snapshot *snap, unsigned int out,
+			    bool cgroup)
 {
-	static struct json_tree tree; /* a row's keys; the renderers run one at a time */
-	struct json_tree *t = &tree;
+	static const struct cgroup_stat some = {};
 	const struct figure *fds;
 	size_t nr, k;
 	int i, n;
 
-	row_init(&t->r, NULL, snap, f, false);
-	if (out == OUT_SYSTEM)
-		metrics__system(snap, &t->r.m);
-	t->r.m.cgroup = cgroup;
+	row_init(&t->r, NULL, snap, NULL, false);
+	t->r.m.cgroup = cgroup ? &some : NULL;
 	memset(&t->n[0], 0, sizeof(t->n[0]));
 	t->n[0].child = t->n[0].last = t->n[0].next = -1;
 	t->nr = 1;
@@ -509,21 +513,23 @@ static void json_figures_of(struct json_writer *w, const struct snapshot *snap,
 			if (figure__applies(&fds[k], snap, i))
 				json_add(t, &fds[k], i);
 	}
+}
+
+/* Every figure of t's output for f (a process, cgroup or command; or the system) as keys of w's object. */
+static void json_figures(struct json_writer *w, struct json_tree *t, const struct figures *f,
+			 unsigned int out, const struct cgroup_stat *cgroup)
+{
+	row_init(&t->r, NULL, t->r.snap, f, false);
+	if (out == OUT_SYSTEM)
+		metrics__system(t->r.snap, &t->r.m);
+	t->r.m.cgroup = cgroup;
 	json_emit(w, t, 0);
 }
 
-/* Every figure of a process, cgroup or command, with the same names in all. */
-static void json_figures(struct json_writer *w, const struct snapshot *snap,
-			 const struct figures *f)
+/* tbuf: iso_time() of the snapshot's time, made once for all its rows. */
+static void json_common(struct json_writer *w, const struct snapshot *snap, const char *tbuf,
+			const char *type)
 {
-	json_figures_of(w, snap, f, OUT_JSON, NULL);
-}
-
-static void json_common(struct json_writer *w, const struct snapshot *snap, const char *type)
-{
-	char tbuf[40];
-
-	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
 	jw_key(w, "type");
 	jw_string(w, type);
 	jw_key(w, "time");
@@ -625,19 +631,26 @@ static void json_row_names(struct json_writer *w, const struct proc_row *row)
 	jw_bool(w, row->exited);
 }
 
+/* The keys of rows, of cgroups' records and of the system; the renderers run one at a time. */
+static struct json_tree rows_tree, cg_tree, sys_tree;
+
 static void json(struct output *o, const struct snapshot *snap)
 {
 	const struct self_figure *self;
 	struct json_writer w;
 	struct figures sys;
 	size_t r, nr_self;
+	char tbuf[40];
 
-	jw_init(&w, o->f);
+	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
+	jw_init_lines(&w, o->f);
+	json_tree_build(&rows_tree, snap, OUT_JSON, false);
+	json_tree_build(&cg_tree, snap, OUT_JSON, true);
 	for (r = 0; o->procs && r < snap->nr_rows; r++) {
 		const struct proc_row *row = &snap->rows[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, "process");
+		json_common(&w, snap, tbuf, "process");
 		jw_key(&w, "pid");
 		if (row->overflow)
 			jw_null(&w);
@@ -650,7 +663,7 @@ static void json(struct output *o, const struct snapshot *snap)
 			jw_key(&w, "folded_processes");
 			jw_u64(&w, row->folded);
 		}
-		json_figures(&w, snap, &row->f);
+		json_figures(&w, &rows_tree, &row->f, OUT_JSON, NULL);
 		if (snap->hot)
 			json_hot(&w, row);
 		if (snap->threads_on) {
@@ -660,27 +673,25 @@ static void json(struct output *o, const struct snapshot *snap)
 		if (snap->delays_on && !row->overflow)
 			json_delays(&w, snap, row->pid, row->cgroup_id);
 		jw_end_object(&w);
-		fputc('\n', o->f);
 	}
 	for (r = 0; o->threads && r < snap->nr_threads; r++) {
 		const struct proc_row *row = &snap->threads[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, "thread");
+		json_common(&w, snap, tbuf, "thread");
 		jw_key(&w, "pid");
 		jw_u64(&w, row->pid);
 		jw_key(&w, "tid");
 		jw_u64(&w, row->tid);
 		json_row_names(&w, row);
-		json_figures(&w, snap, &row->f);
+		json_figures(&w, &rows_tree, &row->f, OUT_JSON, NULL);
 		jw_end_object(&w);
-		fputc('\n', o->f);
 	}
 	for (r = 0; o->cgroups && r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *cg = &snap->cgroups[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, "cgroup");
+		json_common(&w, snap, tbuf, "cgroup");
 		jw_key(&w, "cgroup_id");
 		jw_u64(&w, cg->id);
 		jw_key(&w, "cgroup");
@@ -704,21 +715,20 @@ static void json(struct output *o, const struct snapshot *snap)
 		jw_u64(&w, cg->nr_procs);
 		jw_key(&w, "processes_total");
 		jw_u64(&w, cg->nr_procs_total);
-		json_figures_of(&w, snap, &cg->total, OUT_JSON, &cg->stat);
+		json_figures(&w, &cg_tree, &cg->total, OUT_JSON, &cg->stat);
 		jw_key(&w, "self");
 		jw_start_object(&w);
-		json_figures(&w, snap, &cg->self);
+		json_figures(&w, &rows_tree, &cg->self, OUT_JSON, NULL);
 		jw_end_object(&w);
 		if (snap->delays_on)
 			json_delays(&w, snap, ~0U, cg->id);
 		jw_end_object(&w);
-		fputc('\n', o->f);
 	}
 
 	memset(&sys, 0, sizeof(sys));
 	memcpy(sys.ev, snap->system, sizeof(sys.ev));
 	jw_start_object(&w);
-	json_common(&w, snap, "system");
+	json_common(&w, snap, tbuf, "system");
 	jw_key(&w, "cpus");
 	jw_u64(&w, snap->nr_cpus);
 	jw_key(&w, "processes");
@@ -729,7 +739,8 @@ static void json(struct output *o, const struct snapshot *snap)
 	}
 	jw_key(&w, "cgroups");
 	jw_u64(&w, snap->nr_cgroups);
-	json_figures_of(&w, snap, &sys, OUT_SYSTEM, NULL);
+	json_tree_build(&sys_tree, snap, OUT_SYSTEM, false);
+	json_figures(&w, &sys_tree, &sys, OUT_SYSTEM, NULL);
 	jw_key(&w, "attach");
 	jw_string(&w, snap->attach);
 	self = catalog__self(&nr_self);
@@ -761,64 +772,108 @@ static void json(struct output *o, const struct snapshot *snap)
 	}
 	jw_end_object(&w);
 	jw_end_object(&w);
-	fputc('\n', o->f);
+	jw_flush(&w);
 }
 
 /* Quoted, as valid UTF-8 on one line: control bytes and bad UTF-8 become U+FFFD. */
-static void csv_field_str(FILE *f, const char *s)
+static void csv_field_str(struct outbuf *b, const char *s)
 {
 	int n;
 
-	fputc('"', f);
+	outbuf__putc(b, '"');
 	for (; *s; s += n) {
-		if (!text__char(s, false, &n)) {
-			fputs(TEXT_REPLACEMENT, f);
+		if ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f) {
+			n = 1;
+			if (*s == '"')
+				outbuf__putc(b, '"');
+			outbuf__putc(b, *s);
 			continue;
 		}
-		if (*s == '"')
-			fputc('"', f);
-		fwrite(s, 1, n, f);
+		if (!text__char(s, false, &n)) {
+			outbuf__puts(b, TEXT_REPLACEMENT);
+			continue;
+		}
+		outbuf__write(b, s, n);
 	}
-	fputc('"', f);
+	outbuf__putc(b, '"');
 }
 
-static void csv_cell(const struct figure *fd, int i, void *arg)
+/* The figure columns of a CSV stream: the same for each row of a snapshot. */
+struct csv_cols {
+	struct csv_col {
+		const struct figure *fd;
+		int i;
+	} * c;
+	size_t nr, cap;
+	bool procs; /* a stream of process or thread rows: not a cgroup's own figures */
+	bool failed;
+};
+
+static void csv_col_add(const struct figure *fd, int i, void *arg)
 {
-	struct row *r = arg;
-	char name[128], *p;
-	double v;
-	__u64 u;
+	struct csv_cols *cols = arg;
 
 	/* a cgroup's own file figures: columns of the cgroup rows' stream only */
-	if (fd->src == SRC_CGROUP && (r->o->procs || r->o->threads))
+	if (fd->src == SRC_CGROUP && cols->procs)
 		return;
-	if (r->header) {
-		figure__name(fd, fd->csv ? fd->csv : fd->name, r->snap, i, name, sizeof(name));
+	if (cols->nr == cols->cap) {
+		size_t cap = cols->cap ? cols->cap * 2 : 64;
+		struct csv_col *c = realloc(cols->c, cap * sizeof(*c));
+
+		if (!c) {
+			cols->failed = true;
+			return;
+		}
+		cols->c = c;
+		cols->cap = cap;
+	}
+	cols->c[cols->nr++] = (struct csv_col){ fd, i };
+}
+
+/* The header's names of the figure columns, then the end of the line. */
+static void csv_header_figures(struct outbuf *b, const struct snapshot *snap,
+			       const struct csv_cols *cols)
+{
+	char name[128], *p;
+	size_t k;
+
+	for (k = 0; k < cols->nr; k++) {
+		const struct figure *fd = cols->c[k].fd;
+
+		figure__name(fd, fd->csv ? fd->csv : fd->name, snap, cols->c[k].i, name,
+			     sizeof(name));
 		/* a nested JSON name is flat here: runq.p99_ns -> runq_p99_ns */
 		for (p = name; !fd->csv && (p = strchr(p, '.'));)
 			*p = '_';
-		fprintf(r->o->f, ",%s", name);
-		return;
+		outbuf__putc(b, ',');
+		outbuf__puts(b, name);
 	}
-	v = figure__value(fd, r->f, &r->m, i);
-	if (figure__integer(fd, r->f, i, &u))
-		fprintf(r->o->f, ",%llu", (unsigned long long)u);
-	else if (isfinite(v))
-		fprintf(r->o->f, ",%.*f", json_decimals(fd->fmt), v);
-	else
-		fputc(',', r->o->f);
+	outbuf__putc(b, '\n');
 }
 
-/* The figure columns of CSV (f NULL: the header's), then the end of the line. */
-static void csv_figures(struct output *o, const struct snapshot *snap, const struct figures *f,
-			const struct cgroup_stat *cgroup)
+/* The figure columns of one row, then the end of the line. */
+static void csv_figures(struct outbuf *b, const struct snapshot *snap, const struct csv_cols *cols,
+			const struct figures *f, const struct cgroup_stat *cgroup)
 {
 	struct row r;
+	size_t k;
+	double v;
+	__u64 u;
 
-	row_init(&r, o, snap, f, !f);
+	row_init(&r, NULL, snap, f, false);
 	r.m.cgroup = cgroup;
-	catalog__each(snap, OUT_CSV, csv_cell, &r);
-	fputc('\n', o->f);
+	for (k = 0; k < cols->nr; k++) {
+		const struct figure *fd = cols->c[k].fd;
+		int i = cols->c[k].i;
+
+		outbuf__putc(b, ',');
+		v = figure__value(fd, r.f, &r.m, i);
+		if (figure__integer(fd, r.f, i, &u))
+			outbuf__u64(b, u);
+		else if (isfinite(v))
+			outbuf__fixed(b, v, json_decimals(fd->fmt));
+	}
+	outbuf__putc(b, '\n');
 }
 
 /*
@@ -827,48 +882,79 @@ static void csv_figures(struct output *o, const struct snapshot *snap, const str
  */
 static void csv(struct output *o, const struct snapshot *snap)
 {
+	static struct csv_cols cols; /* the renderers run one at a time */
 	bool threads = o->threads && snap->threads_on;
 	const struct proc_row *rows = threads ? snap->threads : snap->rows;
 	size_t r, nr = threads ? snap->nr_threads : snap->nr_rows;
-	char tbuf[40];
+	char tbuf[40], lead[80];
+	struct outbuf ob, *b = &ob;
+	size_t nlead;
 
+	cols.nr = 0;
+	cols.failed = false;
+	cols.procs = o->procs || o->threads;
+	catalog__each(snap, OUT_CSV, csv_col_add, &cols);
+	if (cols.failed) {
+		pr_err("CSV output: %s\n", strerror(ENOMEM));
+		return;
+	}
+	outbuf__init(b, o->f);
 	if (!o->header_done) {
-		if (o->procs || o->threads)
-			fprintf(o->f, "time,interval_s,pid,%scomm,cgroup_id,cgroup,exited",
-				o->threads ? "tid," : "");
-		else
-			fprintf(o->f,
-				"time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
-				"qos,processes");
-		csv_figures(o, snap, NULL, NULL);
+		if (o->procs || o->threads) {
+			outbuf__puts(b, "time,interval_s,pid,");
+			if (o->threads)
+				outbuf__puts(b, "tid,");
+			outbuf__puts(b, "comm,cgroup_id,cgroup,exited");
+		} else {
+			outbuf__puts(
+				b, "time,interval_s,cgroup_id,cgroup,runtime,container_id,pod_uid,"
+				   "qos,processes");
+		}
+		csv_header_figures(b, snap, &cols);
 		o->header_done = true;
 	}
 	iso_time(tbuf, sizeof(tbuf), snap->time_ns);
+	/* "time,interval_s," of every row */
+	nlead = snprintf(lead, sizeof(lead), "%s,%.6f,", tbuf, snap->interval_ns / 1e9);
 	for (r = 0; (o->procs || o->threads) && r < nr; r++) {
 		const struct proc_row *row = &rows[r];
 
-		fprintf(o->f, "%s,%.6f,", tbuf, snap->interval_ns / 1e9);
+		outbuf__write(b, lead, nlead);
 		if (!row->overflow)
-			fprintf(o->f, "%u", row->pid);
-		fputc(',', o->f);
-		if (o->threads)
-			fprintf(o->f, "%u,", row->tid);
-		csv_field_str(o->f, row->comm);
-		fprintf(o->f, ",%llu,", (unsigned long long)row->cgroup_id);
-		csv_field_str(o->f, row->cgroup ? row->cgroup : "");
-		fprintf(o->f, ",%d", row->exited);
-		csv_figures(o, snap, &row->f, NULL);
+			outbuf__u64(b, row->pid);
+		outbuf__putc(b, ',');
+		if (o->threads) {
+			outbuf__u64(b, row->tid);
+			outbuf__putc(b, ',');
+		}
+		csv_field_str(b, row->comm);
+		outbuf__putc(b, ',');
+		outbuf__u64(b, row->cgroup_id);
+		outbuf__putc(b, ',');
+		csv_field_str(b, row->cgroup ? row->cgroup : "");
+		outbuf__puts(b, row->exited ? ",1" : ",0");
+		csv_figures(b, snap, &cols, &row->f, NULL);
 	}
 	for (r = 0; !o->procs && !o->threads && r < snap->nr_cgroups; r++) {
 		const struct cgroup_row *cg = &snap->cgroups[r];
 
-		fprintf(o->f, "%s,%.6f,%llu,", tbuf, snap->interval_ns / 1e9,
-			(unsigned long long)cg->id);
-		csv_field_str(o->f, cg->path ? cg->path : "");
-		fprintf(o->f, ",%s,%s,%s,%s,%u", cg->ci.runtime, cg->ci.id, cg->ci.pod_uid,
-			cg->ci.qos, cg->nr_procs_total);
-		csv_figures(o, snap, &cg->total, &cg->stat);
+		outbuf__write(b, lead, nlead);
+		outbuf__u64(b, cg->id);
+		outbuf__putc(b, ',');
+		csv_field_str(b, cg->path ? cg->path : "");
+		outbuf__putc(b, ',');
+		outbuf__puts(b, cg->ci.runtime);
+		outbuf__putc(b, ',');
+		outbuf__puts(b, cg->ci.id);
+		outbuf__putc(b, ',');
+		outbuf__puts(b, cg->ci.pod_uid);
+		outbuf__putc(b, ',');
+		outbuf__puts(b, cg->ci.qos);
+		outbuf__putc(b, ',');
+		outbuf__u64(b, cg->nr_procs_total);
+		csv_figures(b, snap, &cols, &cg->total, &cg->stat);
 	}
+	outbuf__flush(b);
 }
 
 void output__json_status(struct json_writer *w, int status)
@@ -913,7 +999,8 @@ int output__command(struct output *o, const struct snapshot *snap, const struct 
 		jw_double(&w, snap->interval_ns / 1e9, 6);
 		jw_key(&w, "processes");
 		jw_u64(&w, nr_procs);
-		json_figures(&w, snap, f);
+		json_tree_build(&rows_tree, snap, OUT_JSON, false);
+		json_figures(&w, &rows_tree, f, OUT_JSON, NULL);
 		jw_end_object(&w);
 		fputc('\n', o->f);
 		return stream__error(o->f);

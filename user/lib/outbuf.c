@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <math.h>
+#include "outbuf.h"
+
+void outbuf__flush(struct outbuf *b)
+{
+	if (b->len)
+		fwrite(b->buf, 1, b->len, b->f);
+	b->len = 0;
+}
+
+void outbuf__write(struct outbuf *b, const char *s, size_t n)
+{
+	while (n) {
+		size_t room = OUTBUF_SIZE - b->len, k = n < room ? n : room;
+
+		if (!room) {
+			outbuf__flush(b);
+			continue;
+		}
+		memcpy(b->buf + b->len, s, k);
+		b->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+size_t fmt_u64(char *dst, __u64 v)
+{
+	char tmp[20];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		dst[i] = tmp[n - 1 - i];
+	return n;
+}
+
+size_t fmt_s64(char *dst, long long v)
+{
+	if (v >= 0)
+		return fmt_u64(dst, v);
+	*dst = '-';
+	/* -(v + 1) + 1: no overflow at LLONG_MIN */
+	return 1 + fmt_u64(dst + 1, (__u64)(-(v + 1)) + 1);
+}
+
+/* "%.*f" by printf itself, cut at FMT_NUM_MAX bytes */
+static size_t fixed_slow(char *dst, double v, int decimals)
+{
+	char buf[FMT_NUM_MAX + 1];
+	int len = snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+
+	if (len < 0)
+		len = 0;
+	if ((size_t)len > FMT_NUM_MAX)
+		len = FMT_NUM_MAX;
+	memcpy(dst, buf, len);
+	return len;
+}
+
+size_t fmt_fixed(char *dst, double v, int decimals)
+{
+	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	static const __u64 u10[] = {
+		1ULL,	   10ULL,      100ULL,	    1000ULL,	  10000ULL,
+		100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL
+	};
+	double a = fabs(v), s, r;
+	size_t n = 0, k;
+	__u64 q, frac;
+
+	if (decimals < 0 || decimals > 9 || !isfinite(v) || a >= 1e15 / p10[decimals])
+		return fixed_slow(dst, v, decimals);
+	/* s is a x 10^d within half an ulp: round it unless it is that close to a tie */
+	s = a * p10[decimals];
+	r = floor(s);
+	if (fabs(s - r - 0.5) <= s * 0x1p-50 + 0x1p-60)
+		return fixed_slow(dst, v, decimals);
+	q = (__u64)r + (s - r > 0.5);
+	if (signbit(v))
+		dst[n++] = '-';
+	n += fmt_u64(dst + n, q / u10[decimals]);
+	if (decimals) {
+		dst[n++] = '.';
+		frac = q % u10[decimals];
+		for (k = decimals; k-- > 0; frac /= 10)
+			dst[n + k] = '0' + frac % 10;
+		n += decimals;
+	}
+	return n;
+}

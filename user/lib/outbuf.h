@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Text formatted into a buffer, written to a stream in large pieces: the
+ * renderers' way to avoid a stdio call per character or per number.
+ * Numbers are formatted exactly as printf would ("%llu", "%lld", "%.*f").
+ */
+#ifndef __PMBPF_OUTBUF_H
+#define __PMBPF_OUTBUF_H
+
+#include <stdio.h>
+#include <string.h>
+#include <linux/types.h>
+
+#define OUTBUF_SIZE 8192
+/* Longest text of one number: fmt_u64(), fmt_s64(), fmt_fixed() */
+#define FMT_NUM_MAX 352
+
+struct outbuf {
+	FILE *f;
+	size_t len;
+	char buf[OUTBUF_SIZE];
+};
+
+/* Decimal digits of v at dst (no NUL); returns their number. */
+size_t fmt_u64(char *dst, __u64 v);
+size_t fmt_s64(char *dst, long long v);
+/*
+ * v with decimals (0 to 9) digits after the point, as "%.*f" prints it
+ * (round half to even of the exact binary value, "-0.00" for small
+ * negatives, "nan", "inf"); at most FMT_NUM_MAX bytes, no NUL.
+ */
+size_t fmt_fixed(char *dst, double v, int decimals);
+
+static inline void outbuf__init(struct outbuf *b, FILE *f)
+{
+	b->f = f;
+	b->len = 0;
+}
+
+/* Write what is buffered to the stream (stdio's errors stay on the stream). */
+void outbuf__flush(struct outbuf *b);
+
+/* Room for n more bytes (n <= OUTBUF_SIZE): flushes when there is not. */
+static inline char *outbuf__room(struct outbuf *b, size_t n)
+{
+	if (b->len + n > OUTBUF_SIZE)
+		outbuf__flush(b);
+	return b->buf + b->len;
+}
+
+static inline void outbuf__putc(struct outbuf *b, char c)
+{
+	*outbuf__room(b, 1) = c;
+	b->len++;
+}
+
+void outbuf__write(struct outbuf *b, const char *s, size_t n);
+
+static inline void outbuf__puts(struct outbuf *b, const char *s)
+{
+	outbuf__write(b, s, strlen(s));
+}
+
+static inline void outbuf__u64(struct outbuf *b, __u64 v)
+{
+	b->len += fmt_u64(outbuf__room(b, 20), v);
+}
+
+static inline void outbuf__s64(struct outbuf *b, long long v)
+{
+	b->len += fmt_s64(outbuf__room(b, 20), v);
+}
+
+static inline void outbuf__fixed(struct outbuf *b, double v, int decimals)
+{
+	b->len += fmt_fixed(outbuf__room(b, FMT_NUM_MAX), v, decimals);
+}
+
+#endif
