@@ -71,16 +71,17 @@ size_t fmt_fixed(char *dst, double v, int decimals)
 	};
 	double a = fabs(v), s, r;
 	size_t n = 0, k;
-	__u64 q, frac;
+	__u64 q, frac, t;
 
 	if (decimals < 0 || decimals > 9 || !isfinite(v) || a >= 1e15 / p10[decimals])
 		return fixed_slow(dst, v, decimals);
 	/* s is a x 10^d within half an ulp: round it unless it is that close to a tie */
 	s = a * p10[decimals];
-	r = floor(s);
+	t = (__u64)s; /* floor: 0 <= s < 1e15 */
+	r = (double)t;
 	if (fabs(s - r - 0.5) <= s * 0x1p-50 + 0x1p-60)
 		return fixed_slow(dst, v, decimals);
-	q = (__u64)r + (s - r > 0.5);
+	q = t + (s - r > 0.5);
 	if (signbit(v))
 		dst[n++] = '-';
 	n += fmt_u64(dst + n, q / u10[decimals]);

@@ -28,6 +28,8 @@
 #include "catalog.h"
 #include "delay.h"
 #include "metrics.h"
+#include "json_writer.h"
+#include "outbuf.h"
 #include "prom.h"
 #include "util.h"
 
@@ -36,85 +38,24 @@
 /* A process in the top K stays until another ranks this many times higher. */
 #define INCUMBENT_BONUS 2.0
 
-void strbuf__printf(struct strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (sb->failed)
-		return;
-	for (;;) {
-		size_t room = sb->cap - sb->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			sb->failed = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			sb->len += n;
-			return;
-		}
-		{
-			size_t cap = sb->cap ? sb->cap * 2 : 65536;
-			char *b;
-
-			while (cap - sb->len <= (size_t)n)
-				cap *= 2;
-			b = realloc(sb->buf, cap);
-			if (!b) {
-				sb->failed = true;
-				return;
-			}
-			sb->buf = b;
-			sb->cap = cap;
-		}
-	}
-}
-
-void strbuf__free(struct strbuf *sb)
-{
-	free(sb->buf);
-	memset(sb, 0, sizeof(*sb));
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s)
-{
-	int n, i;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 void prom__label_value(struct strbuf *sb, const char *v)
 {
 	const unsigned char *s = (const unsigned char *)v;
 
-	strbuf__printf(sb, "\"");
+	strbuf__putc(sb, '"');
 	while (*s) {
-		int n = utf8_len(s);
+		const unsigned char *q = s;
+		int n;
+
+		/* printable ASCII but '\\' and '"' as it is */
+		while (*q >= 0x20 && *q < 0x7f && *q != '\\' && *q != '"')
+			q++;
+		if (q > s) {
+			strbuf__add(sb, (const char *)s, q - s);
+			s = q;
+			continue;
+		}
+		n = utf8_len(s);
 
 		if (!n) {
 			strbuf__printf(sb, "?");
@@ -130,11 +71,11 @@ void prom__label_value(struct strbuf *sb, const char *v)
 			strbuf__printf(sb, "\\n");
 			s++;
 		} else {
-			strbuf__printf(sb, "%.*s", n, (const char *)s);
+			strbuf__add(sb, (const char *)s, n);
 			s += n;
 		}
 	}
-	strbuf__printf(sb, "\"");
+	strbuf__putc(sb, '"');
 }
 
 /*
@@ -169,6 +110,34 @@ struct acc {
 	__u64 last_update; /* the update that interval was: its gauges are current */
 };
 
+/*
+ * The text of one series set's samples, family by family, as last
+ * rendered: a set whose counters did not move since is copied, not
+ * rendered again (a refresh costs in proportion to the sets that changed).
+ */
+struct series_cache {
+	struct strbuf text;
+	size_t *off; /* off[k]: where the samples of the k-th family rendered begin */
+	size_t nr_off, cap_off;
+	__u64 acc_update; /* the acc's last_update when rendered */
+	__u64 shape; /* prom_state.shape when rendered */
+	bool current; /* its gauges were current (the set was seen in that update) */
+	bool valid;
+	bool building; /* being rendered again in this exposition */
+	char *labels; /* a process's or thread's labels, rendered for comm */
+	char comm[PMBPF_COMM_LEN];
+};
+
+static void cache_free(struct series_cache *c)
+{
+	if (!c)
+		return;
+	strbuf__free(&c->text);
+	free(c->off);
+	free(c->labels);
+	free(c);
+}
+
 struct hnode {
 	struct hnode *next;
 	__u64 hash;
@@ -186,6 +155,7 @@ struct htab {
  */
 struct proc {
 	struct hnode node; /* first: a node is a proc */
+	struct hnode snode; /* in ranking.series, by pid and tid */
 	__u32 pid;
 	__u32 tid; /* a thread's; 0 for a process */
 	__u64 cgroup_id;
@@ -193,6 +163,7 @@ struct proc {
 	char comm[PMBPF_COMM_LEN];
 	char *cgroup; /* path below the cgroup2 mount, or NULL */
 	struct acc *acc; /* from its first export on: untracked processes stay small */
+	struct series_cache *cache; /* its series' text, once rendered */
 	double score; /* average CPU seconds per second, over about SCORE_TAU_S */
 	double rank; /* score, with the bonus of a process in the top K */
 	__u64 last_seen;
@@ -208,6 +179,7 @@ struct cg {
 	char *path;
 	char *labels; /* rendered label pairs */
 	struct acc acc;
+	struct series_cache *cache;
 	__u64 last_seen;
 	__u64 removed_since; /* 0 while it exists */
 };
@@ -225,6 +197,7 @@ struct dpair {
 /* The processes, or the threads, ranked for series: a top K of their own. */
 struct ranking {
 	struct htab procs;
+	struct htab series; /* the same procs by pid and tid (snode): who shares a series */
 	struct proc **rank;
 	__u64 gen;
 	size_t cap_rank;
@@ -245,6 +218,8 @@ struct prom_state {
 	struct htab cgroups;
 	struct acc idle;
 	double system_ev[PMBPF_MAX_EVENTS];
+	/* what the families and their samples depend on in a snapshot: events, metrics */
+	__u64 shape;
 };
 
 static __u64 hash_bytes(__u64 h, const void *p, size_t n)
@@ -265,6 +240,19 @@ static __u64 proc_hash(__u32 pid, __u32 tid, __u64 cgroup_id, __u64 start_ns)
 		h = hash_bytes(h, &tid, sizeof(tid));
 	h = hash_bytes(h, &cgroup_id, sizeof(cgroup_id));
 	return hash_bytes(h, &start_ns, sizeof(start_ns));
+}
+
+static __u64 series_hash(__u32 pid, __u32 tid)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = hash_bytes(h, &pid, sizeof(pid));
+	return hash_bytes(h, &tid, sizeof(tid));
+}
+
+static struct proc *snode_proc(struct hnode *n)
+{
+	return (struct proc *)((char *)n - offsetof(struct proc, snode));
 }
 
 static __u64 str_hash(const char *s)
@@ -361,10 +349,12 @@ struct prom_state *prom__new(const struct prom_opts *opts)
 static void proc_free(struct ranking *r, struct proc *p)
 {
 	htab_del(&r->procs, &p->node);
+	htab_del(&r->series, &p->snode);
 	if (p->exported)
 		r->nr_exported--;
 	free(p->cgroup);
 	free(p->acc);
+	cache_free(p->cache);
 	free(p);
 }
 
@@ -373,6 +363,7 @@ static void cg_free(struct prom_state *ps, struct cg *c)
 	htab_del(&ps->cgroups, &c->node);
 	free(c->path);
 	free(c->labels);
+	cache_free(c->cache);
 	free(c);
 }
 
@@ -400,6 +391,7 @@ static void ranking_free(struct ranking *r)
 {
 	htab_each(&r->procs, free_proc_node, r, 0);
 	free(r->procs.b);
+	free(r->series.b);
 	free(r->rank);
 }
 
@@ -504,7 +496,14 @@ static struct proc *proc_get(struct ranking *r, const struct proc_row *row, __u6
 			return NULL;
 		}
 	}
+	p->snode.hash = series_hash(p->pid, p->tid);
 	if (htab_add(&r->procs, &p->node)) {
+		free(p->cgroup);
+		free(p);
+		return NULL;
+	}
+	if (htab_add(&r->series, &p->snode)) {
+		htab_del(&r->procs, &p->node);
 		free(p->cgroup);
 		free(p);
 		return NULL;
@@ -610,23 +609,68 @@ static bool same_series(const struct proc *a, const struct proc *b)
 
 static void export(struct ranking *r, struct proc *p)
 {
-	size_t i;
+	struct hnode *m;
 
 	/* a PID (TID) reused in the same cgroup: the newer one takes the series */
-	for (i = 0; i < r->procs.nr_buckets; i++) {
-		struct hnode *m;
+	for (m = r->series.b[p->snode.hash & (r->series.nr_buckets - 1)]; m; m = m->next) {
+		struct proc *q = snode_proc(m);
 
-		for (m = r->procs.b[i]; m; m = m->next) {
-			struct proc *q = (struct proc *)m;
-
-			if (q != p && q->exported && same_series(p, q)) {
-				q->exported = false;
-				r->nr_exported--;
-			}
+		if (q != p && q->exported && same_series(p, q)) {
+			q->exported = false;
+			r->nr_exported--;
 		}
 	}
 	p->exported = true;
 	r->nr_exported++;
+}
+
+/* Sift rank[i] down the heap of rank[0..n) whose root ranks lowest (cmp_score). */
+static void heap_down(struct proc **rank, size_t n, size_t i)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		struct proc *t;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && cmp_score(&rank[c + 1], &rank[c]) > 0)
+			c++;
+		if (cmp_score(&rank[c], &rank[i]) <= 0)
+			return;
+		t = rank[i];
+		rank[i] = rank[c];
+		rank[c] = t;
+		i = c;
+	}
+}
+
+/*
+ * The k highest of rank[0..n) (cmp_score), first and sorted, in O(n log k)
+ * rather than sorting all n; returns how many (at most k).
+ */
+static size_t top_first(struct proc **rank, size_t n, size_t k)
+{
+	size_t i;
+
+	if (n > k && k) {
+		/* rank[0..k): a heap of the best k so far, its worst at the root */
+		for (i = k / 2; i-- > 0;)
+			heap_down(rank, k, i);
+		for (i = k; i < n; i++) {
+			if (cmp_score(&rank[i], &rank[0]) < 0) {
+				struct proc *t = rank[0];
+
+				rank[0] = rank[i];
+				rank[i] = t;
+				heap_down(rank, k, 0);
+			}
+		}
+	}
+	if (n > k)
+		n = k;
+	if (n > 1)
+		qsort(rank, n, sizeof(*rank), cmp_score);
+	return n;
 }
 
 static int select_top(struct ranking *r, __u64 now)
@@ -647,8 +691,7 @@ static int select_top(struct ranking *r, __u64 now)
 				r->rank[n++] = p;
 		}
 	}
-	if (n > 1)
-		qsort(r->rank, n, sizeof(*r->rank), cmp_score);
+	n = top_first(r->rank, n, k);
 	r->gen++;
 	for (i = 0; i < n && i < k; i++) {
 		struct proc *p = r->rank[i];
@@ -935,26 +978,44 @@ static void family(struct strbuf *sb, const char *name, const char *type, const 
 
 static void put_double(struct strbuf *sb, double v)
 {
-	if (isnan(v))
-		strbuf__printf(sb, "NaN\n");
-	else if (isinf(v))
-		strbuf__printf(sb, v > 0 ? "+Inf\n" : "-Inf\n");
-	else if (v == floor(v) && fabs(v) < 1e15)
-		strbuf__printf(sb, "%.0f\n", v);
-	else
+	if (isnan(v)) {
+		strbuf__add(sb, "NaN\n", 4);
+	} else if (isinf(v)) {
+		strbuf__puts(sb, v > 0 ? "+Inf\n" : "-Inf\n");
+	} else if (v == floor(v) && fabs(v) < 1e15) {
+		/* "%.0f" of a whole number: its digits, "-0" for -0.0 */
+		if (signbit(v))
+			strbuf__putc(sb, '-');
+		strbuf__u64(sb, (__u64)fabs(v));
+		strbuf__putc(sb, '\n');
+	} else {
 		strbuf__printf(sb, "%.15g\n", v);
+	}
 }
 
 /* Nanoseconds as exact decimal seconds. */
 static void put_ns(struct strbuf *sb, __u64 ns)
 {
-	strbuf__printf(sb, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000ULL),
-		       (unsigned long long)(ns % 1000000000ULL));
+	__u64 frac = ns % 1000000000ULL;
+	char *p;
+	int k;
+
+	strbuf__u64(sb, ns / 1000000000ULL);
+	p = strbuf__room(sb, 11);
+	if (!p)
+		return;
+	p[0] = '.';
+	for (k = 9; k > 0; k--, frac /= 10)
+		p[k] = '0' + frac % 10;
+	p[10] = '\n';
+	p[11] = '\0';
+	sb->len += 11;
 }
 
 static void put_u64(struct strbuf *sb, __u64 v)
 {
-	strbuf__printf(sb, "%llu\n", (unsigned long long)v);
+	strbuf__u64(sb, v);
+	strbuf__putc(sb, '\n');
 }
 
 void prom__family(struct strbuf *sb, const char *name, const char *type, const char *help)
@@ -975,16 +1036,19 @@ char *prom__cgroup_labels(const char *path, const struct container_info *ci)
 /* Upper bound of run-queue histogram slot k (< 2^(k+1) us), in seconds. */
 static void put_le(struct strbuf *sb, int k)
 {
-	char buf[32];
+	static char le[PMBPF_RUNQ_SLOTS][32];
+	char *buf = le[k];
 	size_t n;
 
-	snprintf(buf, sizeof(buf), "%.6f", (double)pmbpf_runq_slot_upper_ns(k) / 1e9);
-	n = strlen(buf);
-	while (n > 1 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (buf[n - 1] == '.')
-		buf[--n] = '\0';
-	strbuf__printf(sb, "%s", buf);
+	if (!buf[0]) {
+		snprintf(buf, sizeof(le[k]), "%.6f", (double)pmbpf_runq_slot_upper_ns(k) / 1e9);
+		n = strlen(buf);
+		while (n > 1 && buf[n - 1] == '0')
+			buf[--n] = '\0';
+		if (buf[n - 1] == '.')
+			buf[--n] = '\0';
+	}
+	strbuf__puts(sb, buf);
 }
 
 static bool is_ns(const struct figure *fd)
@@ -997,7 +1061,7 @@ static void instance_labels(struct strbuf *sb, const struct figure *fd, const st
 			    int i)
 {
 	if (figure__per_event(fd)) {
-		strbuf__printf(sb, ",event=");
+		strbuf__add(sb, ",event=", 7);
 		prom__label_value(sb, snap->events[i].spec.name);
 	} else if (fd->src == SRC_METRIC) {
 		const struct metric_use *mu = &snap->metrics->m[i / METRIC_MAX_VALUES];
@@ -1013,7 +1077,71 @@ static void instance_labels(struct strbuf *sb, const struct figure *fd, const st
 struct series {
 	const char *labels;
 	const struct acc *acc;
+	struct series_cache *cache; /* NULL: render it every time */
 };
+
+/* Before an exposition: may s's cached text be copied, or must it be rendered (building)? */
+static void cache_check(const struct prom_state *ps, struct series *s)
+{
+	struct series_cache *c = s->cache;
+
+	if (!c || !s->acc)
+		return;
+	c->building =
+		!(c->valid && c->acc_update == s->acc->last_update &&
+		  c->current == (s->acc->last_update == ps->updates) && c->shape == ps->shape);
+	if (c->building) {
+		c->text.len = 0;
+		c->text.failed = false;
+		c->nr_off = 0;
+	}
+}
+
+/* After it: what was built is valid from now on. */
+static void cache_done(const struct prom_state *ps, struct series *s)
+{
+	struct series_cache *c = s->cache;
+
+	if (!c || !s->acc || !c->building)
+		return;
+	c->building = false;
+	c->valid = !c->text.failed;
+	c->acc_update = s->acc->last_update;
+	c->current = s->acc->last_update == ps->updates;
+	c->shape = ps->shape;
+}
+
+/* The k-th family's samples of a valid cache, copied to out. */
+static void cache_copy(struct strbuf *out, const struct series_cache *c, size_t k)
+{
+	size_t end;
+
+	if (k >= c->nr_off)
+		return;
+	end = k + 1 < c->nr_off ? c->off[k + 1] : c->text.len;
+	strbuf__add(out, c->text.buf + c->off[k], end - c->off[k]);
+}
+
+/* The k-th family's samples of a cache being built: out[start..) */
+static void cache_keep(struct series_cache *c, const struct strbuf *out, size_t start)
+{
+	if (c->text.failed)
+		return;
+	if (c->nr_off == c->cap_off) {
+		size_t cap = c->cap_off ? c->cap_off * 2 : 64;
+		size_t *off = realloc(c->off, cap * sizeof(*off));
+
+		if (!off) {
+			c->text.failed = true;
+			return;
+		}
+		c->off = off;
+		c->cap_off = cap;
+	}
+	c->off[c->nr_off++] = c->text.len;
+	if (!out->failed)
+		strbuf__add(&c->text, out->buf + start, out->len - start);
+}
 
 /* Run-queue latency: a histogram (buckets, sum, count), or a summary (sum, count). */
 static void runq_samples(struct strbuf *sb, const char *name, const char *labels,
@@ -1026,17 +1154,26 @@ static void runq_samples(struct strbuf *sb, const char *name, const char *labels
 		cum += a->runq_hist[i];
 		if (!buckets)
 			continue;
-		strbuf__printf(sb, "%s_bucket{%s,le=\"", name, labels);
+		strbuf__puts(sb, name);
+		strbuf__add(sb, "_bucket{", 8);
+		strbuf__puts(sb, labels);
+		strbuf__add(sb, ",le=\"", 5);
 		if (i < PMBPF_RUNQ_SLOTS - 1)
 			put_le(sb, i);
 		else
-			strbuf__printf(sb, "+Inf");
-		strbuf__printf(sb, "\"} ");
+			strbuf__add(sb, "+Inf", 4);
+		strbuf__add(sb, "\"} ", 3);
 		put_u64(sb, cum);
 	}
-	strbuf__printf(sb, "%s_sum{%s} ", name, labels);
+	strbuf__puts(sb, name);
+	strbuf__add(sb, "_sum{", 5);
+	strbuf__puts(sb, labels);
+	strbuf__add(sb, "} ", 2);
 	put_ns(sb, a->n[PMBPF_N_RUNQ_TOTAL_NS]);
-	strbuf__printf(sb, "%s_count{%s} ", name, labels);
+	strbuf__puts(sb, name);
+	strbuf__add(sb, "_count{", 7);
+	strbuf__puts(sb, labels);
+	strbuf__add(sb, "} ", 2);
 	put_u64(sb, cum);
 }
 
@@ -1066,11 +1203,15 @@ static void sample(struct strbuf *sb, const struct snapshot *snap, const char *n
 	} else if (fd->src != SRC_COUNT && k < 0) {
 		return; /* a counter prom.c does not accumulate: tests/unit/test_prom.c fails */
 	}
-	strbuf__printf(sb, "%s{%s", name, s->labels);
-	if (fd->prom_labels)
-		strbuf__printf(sb, ",%s", fd->prom_labels);
+	strbuf__puts(sb, name);
+	strbuf__putc(sb, '{');
+	strbuf__puts(sb, s->labels);
+	if (fd->prom_labels) {
+		strbuf__putc(sb, ',');
+		strbuf__puts(sb, fd->prom_labels);
+	}
 	instance_labels(sb, fd, snap, i);
-	strbuf__printf(sb, "} ");
+	strbuf__add(sb, "} ", 2);
 	if (fd->kind == FIG_GAUGE)
 		put_double(sb, is_ns(fd) ? v / 1e9 : v);
 	else if (fd->src == SRC_EVENT)
@@ -1098,7 +1239,8 @@ static bool same_family(const struct figure *a, const struct figure *b)
  */
 static void render_family(struct strbuf *out, const struct prom_state *ps,
 			  const struct snapshot *snap, const char *what, const struct figure *figs,
-			  size_t nr, size_t f, const struct series *s, size_t ns, bool clock)
+			  size_t nr, size_t f, const struct series *s, size_t ns, bool clock,
+			  size_t fam)
 {
 	bool cgroup = !strcmp(what, "cgroup"), hist = figs[f].src == SRC_RUNQ_HIST;
 	bool gauges = false;
@@ -1125,26 +1267,34 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 		strbuf__printf(out, " Sum and count only.");
 	strbuf__printf(out, "\n# TYPE %s %s\n", name, type);
 	for (i = 0; i < ns; i++) {
+		size_t start = out->len;
 		bool current;
 
 		if (!s[i].acc)
 			continue;
-		if (hist) {
-			runq_samples(out, name, s[i].labels, s[i].acc, cgroup);
+		if (s[i].cache && !s[i].cache->building) {
+			cache_copy(out, s[i].cache, fam);
 			continue;
 		}
-		/* gauges: the figures of the last interval, if the set was seen in it */
-		current = gauges && s[i].acc->last_update == ps->updates;
-		if (current)
-			metrics__figures(snap, &s[i].acc->last, &m);
-		for (j = f; j < nr; j++) {
-			if (!same_family(&figs[f], &figs[j]))
-				continue;
-			for (k = 0; k < figure__instances(&figs[j], snap); k++)
-				if (!figs[j].prom_time || figure__ns(&figs[j], snap, k) == clock)
-					sample(out, snap, name, &s[i], current ? &m : NULL,
-					       &figs[j], k);
+		if (hist) {
+			runq_samples(out, name, s[i].labels, s[i].acc, cgroup);
+		} else {
+			/* gauges: the figures of the last interval, if the set was seen in it */
+			current = gauges && s[i].acc->last_update == ps->updates;
+			if (current)
+				metrics__figures(snap, &s[i].acc->last, &m);
+			for (j = f; j < nr; j++) {
+				if (!same_family(&figs[f], &figs[j]))
+					continue;
+				for (k = 0; k < figure__instances(&figs[j], snap); k++)
+					if (!figs[j].prom_time ||
+					    figure__ns(&figs[j], snap, k) == clock)
+						sample(out, snap, name, &s[i], current ? &m : NULL,
+						       &figs[j], k);
+			}
 		}
+		if (s[i].cache)
+			cache_keep(s[i].cache, out, start);
 	}
 }
 
@@ -1161,13 +1311,14 @@ static bool has_clock_event(const struct snapshot *snap)
 
 /* Every Prometheus family of the catalog, for cgroups, processes or threads. */
 static void render_sets(struct strbuf *out, const struct prom_state *ps,
-			const struct snapshot *snap, const char *what, const struct series *s,
-			size_t ns)
+			const struct snapshot *snap, const char *what, struct series *s, size_t ns)
 {
 	bool cgroup = !strcmp(what, "cgroup");
 	const struct figure *figs;
-	size_t nr, f, j;
+	size_t nr, f, j, fam = 0;
 
+	for (j = 0; j < ns; j++)
+		cache_check(ps, &s[j]);
 	figs = catalog__figures(&nr);
 	for (f = 0; f < nr; f++) {
 		if (!(figs[f].outputs & OUT_PROM) || !figs[f].prom ||
@@ -1178,10 +1329,12 @@ static void render_sets(struct strbuf *out, const struct prom_state *ps,
 			;
 		if (j < f)
 			continue;
-		render_family(out, ps, snap, what, figs, nr, f, s, ns, false);
+		render_family(out, ps, snap, what, figs, nr, f, s, ns, false, fam++);
 		if (figs[f].prom_time && has_clock_event(snap))
-			render_family(out, ps, snap, what, figs, nr, f, s, ns, true);
+			render_family(out, ps, snap, what, figs, nr, f, s, ns, true, fam++);
 	}
+	for (j = 0; j < ns; j++)
+		cache_done(ps, &s[j]);
 }
 
 static void proc_labels(struct strbuf *sb, const struct proc *p)
@@ -1250,16 +1403,43 @@ static void render_dpairs(struct prom_state *ps, struct strbuf *out)
 }
 
 /* The families of the processes (or threads) with series, by CPU ranking. */
+/* The cache of a series set, made on first use; NULL when out of memory. */
+static struct series_cache *cache_of(struct series_cache **c)
+{
+	if (!*c)
+		*c = calloc(1, sizeof(**c));
+	return *c;
+}
+
+/* p's labels, rendered again only when its comm changed. */
+static const char *cached_labels(struct series_cache *c, const struct proc *p)
+{
+	struct strbuf lb = {};
+
+	if (c->labels && !memcmp(c->comm, p->comm, sizeof(c->comm)))
+		return c->labels;
+	proc_labels(&lb, p);
+	strbuf__putc(&lb, '\0');
+	if (lb.failed) {
+		strbuf__free(&lb);
+		return NULL;
+	}
+	free(c->labels);
+	c->labels = lb.buf;
+	memcpy(c->comm, p->comm, sizeof(c->comm));
+	c->valid = false;
+	return c->labels;
+}
+
+/* The families of the processes (or threads) with series, by CPU ranking. */
 static void render_ranked(struct prom_state *ps, struct ranking *r, const struct snapshot *snap,
 			  const char *what, struct strbuf *out)
 {
 	struct series *s = calloc(r->nr_exported + 1, sizeof(*s));
-	size_t *off = calloc(r->nr_exported + 1, sizeof(*off));
-	struct strbuf lb = {};
 	size_t i, np = 0;
 	struct hnode *n;
 
-	if (!s || !off || rank_reserve(r, r->nr_exported)) {
+	if (!s || rank_reserve(r, r->nr_exported)) {
 		out->failed = true;
 		goto out;
 	}
@@ -1269,25 +1449,21 @@ static void render_ranked(struct prom_state *ps, struct ranking *r, const struct
 				r->rank[np++] = (struct proc *)n;
 	if (np > 1)
 		qsort(r->rank, np, sizeof(*r->rank), cmp_score);
-	/* their labels, one after the other in lb (NUL-terminated each) */
 	for (i = 0; i < np; i++) {
-		off[i] = lb.len;
-		if (!r->rank[i]->acc)
+		struct proc *p = r->rank[i];
+
+		if (!p->acc)
 			continue;
-		proc_labels(&lb, r->rank[i]);
-		strbuf__printf(&lb, "%c", '\0');
-		s[i].acc = r->rank[i]->acc;
+		s[i].cache = cache_of(&p->cache);
+		s[i].labels = s[i].cache ? cached_labels(s[i].cache, p) : NULL;
+		if (!s[i].labels) {
+			out->failed = true;
+			goto out;
+		}
+		s[i].acc = p->acc;
 	}
-	if (lb.failed) {
-		out->failed = true;
-		goto out;
-	}
-	for (i = 0; i < np; i++)
-		s[i].labels = s[i].acc ? lb.buf + off[i] : NULL;
 	render_sets(out, ps, snap, what, s, np);
 out:
-	strbuf__free(&lb);
-	free(off);
 	free(s);
 }
 
@@ -1308,7 +1484,7 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 	if (nc > 1)
 		qsort(cgs, nc, sizeof(*cgs), cmp_cg_path);
 	for (i = 0; i < nc; i++)
-		s[i] = (struct series){ cgs[i]->labels, &cgs[i]->acc };
+		s[i] = (struct series){ cgs[i]->labels, &cgs[i]->acc, cache_of(&cgs[i]->cache) };
 	render_sets(out, ps, snap, "cgroup", s, nc);
 	render_ranked(ps, &ps->procs, snap, "process", out);
 	if (ps->o.threads)
@@ -1490,6 +1666,24 @@ static void render_self(struct prom_state *ps, const struct snapshot *snap,
 	      self->start_time_seconds);
 }
 
+/* What the families and samples depend on in snap, but the sets' counters: the events and metrics. */
+static __u64 shape(const struct snapshot *snap)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	int i;
+
+	h = hash_bytes(h, &snap->nr_events, sizeof(snap->nr_events));
+	for (i = 0; i < snap->nr_events; i++) {
+		h = hash_bytes(h, snap->events[i].spec.name, strlen(snap->events[i].spec.name));
+		h = hash_bytes(h, &snap->events[i].spec.kind, sizeof(snap->events[i].spec.kind));
+		h = hash_bytes(h, &snap->events[i].state, sizeof(snap->events[i].state));
+	}
+	h = hash_bytes(h, &snap->metrics, sizeof(snap->metrics));
+	for (i = 0; snap->metrics && i < snap->metrics->nr; i++)
+		h = hash_bytes(h, &snap->metrics->m[i].def, sizeof(snap->metrics->m[i].def));
+	return h;
+}
+
 void prom__render(struct prom_state *ps, const struct snapshot *snap, const struct prom_self *self,
 		  struct strbuf *out)
 {
@@ -1498,6 +1692,7 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 
 	out->len = 0;
 	out->failed = false;
+	ps->shape = shape(snap);
 	render_figures(ps, snap, out);
 	render_self(ps, snap, self, out);
 	if (ps->o.more)

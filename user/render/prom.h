@@ -14,16 +14,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "snapshot.h"
-
-struct strbuf {
-	char *buf;
-	size_t len;
-	size_t cap;
-	bool failed; /* an allocation failed: the content is incomplete */
-};
-
-void strbuf__printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void strbuf__free(struct strbuf *sb);
+#include "strbuf.h"
 
 /*
  * Append v as a label value: escaped, invalid UTF-8 bytes replaced by '?' and
