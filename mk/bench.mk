@@ -7,7 +7,8 @@
 # BENCH_ARGS=...       more options for bench/run.py (--help)
 
 BENCH_OUT := $(OUTPUT)bench/
-BENCH_BINS := $(BENCH_OUT)naive $(BENCH_OUT)workload $(BENCH_OUT)tiptop_sw.so $(BENCH_OUT)render
+BENCH_BINS := $(BENCH_OUT)naive $(BENCH_OUT)workload $(BENCH_OUT)tiptop_sw.so $(BENCH_OUT)render \
+	$(BENCH_OUT)floor
 
 .SECONDARY: $(BENCH_OUT)naive.bpf.o $(BENCH_OUT)naive.skel.h
 
@@ -31,6 +32,11 @@ $(BENCH_OUT)naive: bench/naive.c $(BENCH_OUT)naive.skel.h
 $(BENCH_OUT)workload: bench/workload.c | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $< $(ALL_LDFLAGS) -o $@
+
+# a plain batch read of another process's maps: the floor of a refresh
+$(BENCH_OUT)floor: bench/floor.c | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP $< $(ALL_LDFLAGS) -lbpf -lelf -lz -o $@
 
 # the renderers alone, on a synthetic snapshot (no BPF)
 $(BENCH_OUT)render: bench/render.c $(USER_OBJS) | $(BENCH_OUT)
