@@ -338,6 +338,31 @@ static __always_inline struct rq *task_rq(struct task_struct *p, const bool btf)
 	return (struct rq *)((void *)cfs - bpf_core_field_offset(struct rq, cfs));
 }
 
+/*
+ * CPU hotplug: a run queue is offline from the CPU's deactivation as it goes
+ * down (sched_cpu_deactivate()) to its reactivation once back
+ * (sched_cpu_activate(), run by the CPU's hotplug thread after its first
+ * switches). Tracepoints do not fire on a CPU marked offline, so its last
+ * switch (the stopper to the idle task) is not seen: at its first switch
+ * once back the span since the stopper's switch-in holds the whole time the
+ * CPU was off. The idle task's spans on an offline run queue are not idle
+ * time and the stopper did not run then: their run-queue clock time is
+ * PMBPF_STAT_OFFLINE_NS, no row's (the stopper's last few microseconds
+ * with it).
+ */
+static __always_inline bool rq_offline(struct task_struct *idle, const bool btf)
+{
+	if (btf && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		return !task_rq(idle, btf)->online;
+	return !BPF_CORE_READ(task_rq(idle, btf), online);
+}
+
+static __always_inline void offline_span(struct cpu_state *st, __u64 know)
+{
+	if (st->valid && know > st->klast)
+		stat_add(PMBPF_STAT_OFFLINE_NS, know - st->klast);
+}
+
 /* The clock of p's run queue; its CPU in *cpu when cpu is not NULL. */
 static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, const bool btf)
 {
@@ -1228,6 +1253,12 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		if (runtime)
 			rest = span_owner(st);
 		ran = oncpu_ran(st, pid, task_sum(prev, btf));
+		if (!pid && rq_offline(prev, btf)) {
+			offline_span(st, raw);
+			c = NULL;
+			rest = NULL;
+			runtime = 0; /* nor is it unattributed */
+		}
 	}
 	next_sum = task_sum(next, btf);
 	attribute(st, c, rest, per_thread ? pid : tgid, cpu, now, runtime, raw, ran);
@@ -1416,8 +1447,14 @@ static __always_inline int credit_current(bool moved)
 		if (runtime)
 			rest = span_owner(st);
 	}
-	if (pid)
+	if (pid) {
 		sum = task_sum_now(task, now);
+	} else if (rq_offline(task, false)) {
+		offline_span(st, now);
+		c = NULL;
+		rest = NULL;
+		runtime = 0;
+	}
 	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime,
 		  now, oncpu_ran(st, pid, sum));
 	st->span_cgid = bpf_get_current_cgroup_id();

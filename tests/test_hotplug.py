@@ -45,15 +45,20 @@ def assert_credited(rec, truth):
 @pytest.mark.skipif(not hotplug_possible(), reason=f"{ONLINE} missing or not writable")
 def test_cpu_offline_and_back(recorder):
     """Counts on CPU 0 while CPU 1 is offline are exact; CPU 1 counts again after
-    its return (its counters died and are reopened); every interval conserves."""
+    its return (its counters died and are reopened); every interval conserves, and
+    CPU 1's offline time is cpu_offline_ns, no row's."""
     rec = recorder("-e", "page-faults,context-switches", "-i", "0.3")
     rec.wait_intervals(1)
     try:
+        down0 = time.monotonic_ns()
         set_online("0")
+        down1 = time.monotonic_ns()
         during = touch_on(0)
         rec.wait_intervals(1)
     finally:
+        up0 = time.monotonic_ns()
         set_online("1")
+        up1 = time.monotonic_ns()
     # one read sees CPU 1's counters stopped and reopens them
     rec.wait_intervals(2)
     after = touch_on(1)
@@ -91,21 +96,35 @@ def test_cpu_offline_and_back(recorder):
     assert any(s["cpus"] == 1 for s in systems), "no interval saw CPU 1 offline"
     # on-CPU time, idle included, plus what no task was charged: CPUs x interval
     # (test_record's test_conservation) in every interval with all CPUs online
-    # since the previous one. Not around the offline time: the idle task of CPU 1
-    # is credited its offline time at its first switch once back (seen: +262 ms
-    # in a 0.3 s interval), and the interval it goes down in is counted at 1 CPU
-    gap0 = 0
+    # since the previous one; the interval CPU 1 goes down in reads as its
+    # next one: 1 CPU
     full = max(x["cpus"] for x in systems)
     checked = 0
+    run_credited = run_expect = 0
     for i, s in enumerate(systems):
         rows = [r for r in recs if r["type"] == "process" and r["time"] == s["time"]]
-        gap, gap0 = s["oncpu_unattributed_ns"] - gap0, s["oncpu_unattributed_ns"]
+        gap = s["oncpu_unattributed_ns"] - (systems[i - 1]["oncpu_unattributed_ns"] if i else 0)
+        off = s["cpu_offline_ns"] - (systems[i - 1]["cpu_offline_ns"] if i else 0)
         oncpu = sum(r["oncpu_ns"] for r in rows) + gap
         expect = s["interval_s"] * 1e9 * s["cpus"]
-        # the interval CPU 1 goes down in reads as its next one: 1 CPU
+        # never more than the CPUs' time: CPU 1's offline time is nobody's
+        # (its idle task was credited it at CPU 1's first switch once back,
+        # +262 ms in a 0.3 s interval; then the stopper, +1037 ms)
+        assert oncpu <= s["interval_s"] * 1e9 * full * 1.005 + jitter[i], (i, oncpu, s)
+        # the offline time is counted at CPU 1's first switch once back: so
+        # from the start, every CPU's time is in a row, unattributed or
+        # offline, never more, and all of it once CPU 1 is back
+        run_credited += oncpu + off
+        run_expect += s["interval_s"] * 1e9 * full
+        assert run_credited <= run_expect * 1.005 + jitter[0] + jitter[i], (i, run_credited, run_expect)
         if any(x["cpus"] < full for x in systems[max(0, i - 2):i + 1]):
             continue
         assert abs(oncpu - expect) <= 0.005 * expect + jitter[i], (i, oncpu, expect)
+        assert abs(run_credited - run_expect) <= 0.005 * run_expect + jitter[0] + jitter[i], \
+            (i, run_credited, run_expect)
         checked += 1
     assert checked >= 3, checked
-
+    # from CPU 1's last switch before it is marked offline (within the write
+    # of 0) to its first once back (within the write of 1)
+    offline = systems[-1]["cpu_offline_ns"] - systems[0]["cpu_offline_ns"]
+    assert up0 - down1 <= offline <= up1 - down0, (offline, up0 - down1, up1 - down0)

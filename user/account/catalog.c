@@ -512,6 +512,9 @@ static const struct self_figure self_figures[] = {
 	{ "oncpu_unattributed_ns", "pmbpf_oncpu_unattributed_seconds_total", "ns",
 	  "CPU time in monitored spans that the scheduler charged to no task (steal time, the estimate at a flush): all rows' oncpu_ns, idle included, plus this make CPUs x interval.",
 	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_ONCPU_GAP_NS, OUT_JSON | OUT_PROM },
+	{ "cpu_offline_ns", "pmbpf_cpu_offline_seconds_total", "ns",
+	  "CPU hotplug: time CPUs spent offline (their run queue's clock from the deactivation as they went down to their first switch once back), counted at that switch; the idle row gets none of it.",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_OFFLINE_NS, OUT_JSON | OUT_PROM },
 	{ "vanished", "pmbpf_vanished_processes_total", "processes",
 	  "Map entries that disappeared without an exit record.", FIG_COUNTER, SELF_VANISHED, 0,
 	  OUT_JSON | OUT_PROM },
@@ -525,7 +528,7 @@ static const struct self_figure self_figures[] = {
 	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
 };
 
-_Static_assert(PMBPF_STAT_NR == 11, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 12, "a new BPF statistic needs its entry in self_figures[]");
 
 /*
  * --delays: not a figure of one row but of a pair of them, so outside
