@@ -24,7 +24,10 @@ PMBPF_X86 ?= build/x86-static/pmbpf
 PMBPF_VM_CACHE ?= $(HOME)/.cache/pmbpf-vm
 
 VM_WORKLOADS := loop busy pagetouch pmucheck
-VM_BINS := $(foreach a,arm64 amd64,$(addprefix $(VM_OUT)/$(a)/,$(VM_WORKLOADS)))
+# the possible-CPU guests (amd64-cpus*): live processes, pmbpf's maps
+VM_WORKLOADS_amd64 := $(VM_WORKLOADS) sleepers mapmem
+VM_BINS := $(addprefix $(VM_OUT)/arm64/,$(VM_WORKLOADS)) \
+	$(addprefix $(VM_OUT)/amd64/,$(VM_WORKLOADS_amd64))
 
 .PHONY: vmtest vmtest-infra vm-workloads vm-deps vm-vmlinux-h
 
