@@ -314,7 +314,7 @@ check_pmbpf_scale() {
 
 	# rows: the sleepers with a row of their own; the overflow
 	sed -n 's/^child //p' sl.out >children
-	jl_compact scale.out | grep '"type":"process"' | sed -n 's/.*"pid":\([0-9]*\),.*/\1/p' | sort -u >rows
+	jl_compact scale.out | sed -n 's/^{"type":"process"[^{]*"pid":\([0-9]*\),.*/\1/p' | sort -u >rows
 	own=$(awk 'NR == FNR { c[$1] = 1; next } $1 in c' children rows | wc -l)
 	sysl=$(jl_compact scale.out | grep '"type":"system"' | tail -n 1)
 	num() { echo "$sysl" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }

@@ -300,7 +300,9 @@ session_attach() {
 words() { tr '\n' ' ' | sed 's/ *$//'; }
 
 # proc_lines FILE PID: the process lines of PID.
-proc_lines() { jl_compact "$1" | grep '"type":"process"' | grep -E "\"pid\":$2[,}]"; }
+# Its own "pid" comes before the first nested object ("events"): the pids in
+# "delayed_by" and "delayed" are other processes'.
+proc_lines() { jl_compact "$1" | grep -E "^\{\"type\":\"process\"[^{]*\"pid\":$2[,}]"; }
 
 # proc_field FILE PID EVENT FIELD: FIELD (count, raw, coverage) of EVENT in
 # each process line of PID, one per line.
