@@ -85,15 +85,30 @@ alive() {
 	case $_st in *") Z "*) return 1 ;; esac
 }
 
-# progress PID: what PID and its children have done so far (user and system
-# CPU ticks, bytes read and written); it changes while they work (pmbpf stat
-# waits while its workload runs).
+# progress PID: what PID and its first children have done so far (user and
+# system CPU ticks, bytes read and written); it changes while they work
+# (pmbpf stat waits while its workload runs). Shell builtins only: it runs
+# every second of every wait.
 progress() {
-	for _p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+	_kids=
+	for _c in /proc/"$1"/task/*/children; do
+		# no newline at its end: read fails, and has read it
+		_k=
+		read -r _k 2>/dev/null <"$_c"
+		_kids="$_kids $_k"
+	done
+	_m=0
+	for _p in "$1" $_kids; do
+		_m=$((_m + 1))
+		[ "$_m" -le 16 ] || break
 		_st=
-		read -r _st 2>/dev/null </proc/"$_p"/stat
-		echo "${_st#*) }" | cut -d' ' -f12,13 | tr '\n' ' '
-		grep -s '^[rw]char' /proc/"$_p"/io | tr '\n' ' '
+		read -r _st 2>/dev/null </proc/"$_p"/stat || continue
+		# shellcheck disable=SC2086 # the fields after the command name
+		set -- ${_st#*) }
+		printf '%s ' "${12}" "${13}"
+		while read -r _k _v; do
+			case $_k in rchar: | wchar:) printf '%s ' "$_v" ;; esac
+		done 2>/dev/null </proc/"$_p"/io
 	done
 }
 
