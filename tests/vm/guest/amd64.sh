@@ -124,7 +124,7 @@ check_pmbpf_cgroup_filter() {
 	pmbpf_stop
 	rc=$?
 	n=$(proc_sum cgf.out "$in_pid" page-faults)
-	others=$(jl_compact cgf.out | grep '"type":"process"' | grep -vc "\"pid\":$in_pid,")
+	others=$(row_pids cgf.out | grep -vcx "$in_pid")
 	exited=$(proc_lines cgf.out "$in_pid" | grep -c '"exited":true')
 	rmdir "$cg"
 	if [ $rc -eq 0 ] && [ -n "$n" ] && page_faults_ok "$n" && [ "$others" -eq 0 ] && [ "$exited" -eq 1 ]; then
@@ -308,20 +308,22 @@ check_pmbpf_scale() {
 	stop_pid "$PMBPF_PID" INT 2>>scale.out.err
 	rc=$?
 	t4=$(uptime_s)
-	kill -TERM $sl
+	# its children die with it (PR_SET_PDEATHSIG): not awaited
+	kill -KILL $sl
 	wait $sl
-	info scale-times "guest seconds: pmbpf start to its first interval $(calc "$t2 - $t1"), wake and 2 reads $(calc "$t3 - $t2"), stop $(calc "$t4 - $t3"), sleepers' end $(calc "$(uptime_s) - $t4")"
+	info scale-times "guest seconds: pmbpf start to its first interval $(calc "$t2 - $t1"), wake and 2 reads $(calc "$t3 - $t2"), stop $(calc "$t4 - $t3"), sleepers killed $(calc "$(uptime_s) - $t4")"
 
 	# rows: the sleepers with a row of their own; the overflow
 	sed -n 's/^child //p' sl.out >children
-	jl_compact scale.out | sed -n 's/^{"type":"process"[^{]*"pid":\([0-9]*\),.*/\1/p' | sort -u >rows
+	jl_compact scale.out >scale.jl
+	row_pids scale.jl | sort -u >rows
 	own=$(awk 'NR == FNR { c[$1] = 1; next } $1 in c' children rows | wc -l)
-	sysl=$(jl_compact scale.out | grep '"type":"system"' | tail -n 1)
+	sysl=$(grep '"type":"system"' scale.jl | tail -n 1)
 	num() { echo "$sysl" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
 	capacity=$(num map_capacity)
-	ovf=$(jl_compact scale.out | grep '"type":"system"' | sed -n 's/.*"overflow_credits":\([0-9]*\).*/\1/p' |
+	ovf=$(grep '"type":"system"' scale.jl | sed -n 's/.*"overflow_credits":\([0-9]*\).*/\1/p' |
 		awk '{ s += $1 } END { print s + 0 }')
-	counting=$(jl_compact scale.out | grep '"type":"event"' | grep -c '"state":"counting"')
+	counting=$(grep '"type":"event"' scale.jl | grep -c '"state":"counting"')
 	rows="sleepers=$procs own-rows=$own overflow-credits=$ovf map_capacity=$capacity pmbpf-exit=$rc"
 
 	# the maps, as the kernel reports them

@@ -319,6 +319,10 @@ words() { tr '\n' ' ' | sed 's/ *$//'; }
 # "delayed_by" and "delayed" are other processes'.
 proc_lines() { jl_compact "$1" | grep -E "^\{\"type\":\"process\"[^{]*\"pid\":$2[,}]"; }
 
+# row_pids FILE: the pid of each process line (null for the overflow row:
+# not listed).
+row_pids() { jl_compact "$1" | sed -n 's/^{"type":"process"[^{]*"pid":\([0-9]*\),.*/\1/p'; }
+
 # proc_field FILE PID EVENT FIELD: FIELD (count, raw, coverage) of EVENT in
 # each process line of PID, one per line.
 proc_field() {
