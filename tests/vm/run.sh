@@ -256,7 +256,8 @@ done
 memory_vs_cpus() {
 	a=$out/maps-amd64-cpus2.txt
 	b=$out/maps-amd64-cpus192.txt
-	case " $* " in *" amd64-cpus2 "*" amd64-cpus192 "* | *" amd64-cpus192 "*" amd64-cpus2 "*) ;; *) return 0 ;; esac
+	case " $* " in *" amd64-cpus2 "*) ;; *) return 0 ;; esac
+	case " $* " in *" amd64-cpus192 "*) ;; *) return 0 ;; esac
 	if [ ! -s "$a" ] || [ ! -s "$b" ]; then
 		echo "  FAIL memory-vs-cpus no map list from amd64-cpus2 or amd64-cpus192"
 		total_fail=$((total_fail + 1))
@@ -277,8 +278,7 @@ memory_vs_cpus() {
 		}
 		END {
 			for (m in b2) if (!(m in seen)) bad = bad " " m ":only-at-" c2
-			printf "%s|total %d B at %d possible CPUs, %d B at %d (+%d B); per-CPU maps +%d B (%.0f B per possible CPU:%s); grew though not per CPU:%s
-",
+			printf "%s|total %d B at %d possible CPUs, %d B at %d (+%d B); per-CPU maps +%d B (%.0f B per possible CPU:%s); grew though not per CPU:%s\n",
 				bad == "" ? "ok" : "grew", s192, c192, s2, c2, s192 - s2, grow, grow / (c192 - c2), pc, bad == "" ? " none" : bad
 		}' "$a" "$b")
 	detail=${verdict#*|}
