@@ -476,7 +476,7 @@ def test_stat_repeat_names():
     assert names[0] == names[1] == [
         "wall-time", "cpu-time", "task-clock", "page-faults", "cycles", "instructions",
         "LLC-load-misses", "ipc", "LLC-load-misses-mpki", "voluntary-switches",
-        "involuntary-switches", "migrations", "offcpu-sleep", "offcpu-blocked",
-        "offcpu-other"], names
+        "involuntary-switches", "migrations", "offcpu-time", "offcpu-sleep", "offcpu-blocked",
+        "offcpu-other", "runq-wait"], names
     assert doc["units"]["cpu-time"] == doc["units"]["task-clock"] == "ns"
     assert doc["units"]["page-faults"] == doc["units"]["ipc"] == ""

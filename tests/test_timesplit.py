@@ -7,6 +7,7 @@ with its wall clock and /proc/thread-self/schedstat. At rest and with the
 host busy (a spinner per CPU and a fork storm)."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -202,3 +203,42 @@ def test_split_adds_up(recorder, wakeups):
     off = sum(r["offcpu_ns"] for r in procs)
     other = sum(r["offcpu"]["other_ns"] for r in procs)
     print(f"host-wide offcpu {off} other {other} ({100 * other / off:.3f}%)")
+
+
+STAT_PARTS = ("offcpu-sleep", "offcpu-blocked", "offcpu-other", "runq-wait")
+
+
+def test_stat_prints_the_split():
+    """pmbpf stat of the workload: the command's off-CPU time and its parts
+    (JSON metrics, and the text's rows), adding up exactly; its blocked time
+    is the worker's vfork waits (the only D waits of the command), its sleep
+    at least the worker's naps and the vfork children's; its stopped time
+    the child's before it runs the command (stat starts it stopped)."""
+    args = [SPLIT, BURN, SLEEP, BLOCK, RUNQ, STEPS]
+    p = subprocess.run([PMBPF, "stat", "-o", "json", "--"] + [str(a) for a in args],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    t = json.loads(p.stdout.splitlines()[0])
+    m = json.loads(p.stderr.splitlines()[-1])["runs"][0]["metrics"]
+    want = truth_parts(t)
+    print(m, want)
+    assert m["offcpu-time"] == sum(m[k] for k in STAT_PARTS), m
+    per = 50e3 * t["runs"] + 1e6
+    assert abs(m["offcpu-blocked"] - want["blocked_ns"]) <= 0.02 * want["blocked_ns"] + per, \
+        (m, want)
+    assert m["offcpu-sleep"] >= 0.98 * (want["sleep_ns"] + BLOCK * 1e6) - per, (m, want)
+    assert 0 < m["offcpu-other"] < m["wall-time"], m
+    assert m["runq-wait"] >= t["run_delay_ns"] - per, (m, t)
+    # the text: the same rows, the parts indented under the total
+    p = subprocess.run([PMBPF, "stat", "--"] + [str(a) for a in args],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = {}
+    for line in p.stderr.splitlines():
+        mt = re.match(r"^\s+([0-9.]+) ms   (off-CPU time|  asleep \(S\)|  blocked \(D\)|"
+                      r"  stopped, other|  waiting for a CPU)$", line)
+        if mt:
+            rows[mt.group(2).strip()] = float(mt.group(1))
+    assert len(rows) == 5, p.stderr
+    total = rows.pop("off-CPU time")
+    assert abs(total - sum(rows.values())) <= 0.002 * len(rows), (total, rows)
