@@ -446,5 +446,6 @@ else
 	check_pmbpf_page_faults pmbpf-page-faults-raw-tp --raw-tp
 	check_pmbpf_page_faults pmbpf-page-faults-threads --threads
 	check_pmbpf_cgroup_filter
+	. /checks/throttle.sh
 	[ "$(cmdline_arg hotplug)" != 1 ] || check_pmbpf_hotplug
 fi
