@@ -136,6 +136,19 @@ def spawn(*args, cgroup=None, nice=0, stdin=None):
     return p
 
 
+def stop_and_remove(procs, cg):
+    """Kill the workloads, then remove their cgroup once it is empty."""
+    for p in procs:
+        p.kill()
+        p.wait()
+    for _ in range(50):
+        try:
+            os.rmdir(cg)
+            break
+        except OSError:
+            time.sleep(0.1)
+
+
 def table(screen):
     """The column titles and rows (as dicts, by title) of the table on screen."""
     for i, line in enumerate(screen):
@@ -523,15 +536,7 @@ def test_cgroup_view_sum_and_descend(pane, workbin):
         t.keys("q")
         t.wait(lambda s: "EXIT=0" in s, what="exit")
     finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-        for _ in range(50):
-            try:
-                os.rmdir(cg)
-                break
-            except OSError:
-                time.sleep(0.1)
+        stop_and_remove(procs, cg)
 
 
 @needs_tmux
@@ -573,3 +578,79 @@ def test_delay_line(pane, workbin):
         for p in (spin, sleeper):
             p.kill()
             p.wait()
+
+
+def schedstat(pid):
+    """On-CPU and run-queue wait seconds of a process so far (/proc/PID/schedstat)."""
+    with open(f"/proc/{pid}/schedstat") as f:
+        oncpu, delay = (int(x) / 1e9 for x in f.read().split()[:2])
+    return oncpu, delay
+
+
+def test_time_view_shares(pane, workbin):
+    """t: each row's time as shares. A spinner is on a CPU or waiting for one
+    (ONCPU% + RUNQ% ~100), a sleeper (50 ms naps) asleep; both against their
+    own /proc/PID/schedstat over the same interval (on-CPU and run-queue wait
+    per second, the rest asleep), within 5 points. IPC stands next to the
+    on-CPU share ('-' without a PMU), the selected row's delay line stays,
+    and the cgroup view has THROTL% ('-' where cgroup2 has no cpu controller:
+    absent, not 0)."""
+    mnt = cgroup2_mount()
+    if not mnt:
+        pytest.skip("no cgroup v2 hierarchy mounted")
+    name = f"pmbpf-top-time-{os.getpid()}"
+    cg = f"{mnt}/{name}"
+    os.makedirs(cg, exist_ok=True)
+    procs = []
+    try:
+        spin = spawn(workbin, "spin", 30, cgroup=cg, nice=-20)
+        sleeper = spawn(workbin, "sleep", 600, 50000, cgroup=cg, nice=-20)
+        procs += [spin, sleeper]
+        t = pane(f"-e {EVENTS} -d 2")
+        t.keys("/")
+        t.literal(COMM)
+        t.keys("Enter", "t")
+        t.wait(lambda s: status(s).startswith("[processes, time]") and
+               row_of(s, spin.pid) and row_of(s, sleeper.pid), what="the time view")
+        s, rates = next_interval(t, lambda: schedstat(spin.pid) + schedstat(sleeper.pid))
+        head, rows = table(s)
+        split = "SLEEP%" in head
+        off = "SLEEP%" if split else "OFF%"
+        assert head[:5] == ["PID", "USER", "CPU%", "ONCPU%", "IPC"], show(s)
+        assert "RUNQ%" in head and off in head and "THROTL%" not in head, show(s)
+        assert not split or ("BLOCK%" in head and "OTHER%" in head), show(s)
+        sp, sl = row_of(s, spin.pid), row_of(s, sleeper.pid)
+        assert sp and sl, show(s)
+        if not host_has_pmu():
+            assert sp["IPC"] == "-", show(s)
+        for row, (oncpu, delay) in ((sp, rates[:2]), (sl, rates[2:])):
+            assert abs(float(row["ONCPU%"]) - oncpu * 100) <= 5, (oncpu, show(s))
+            assert abs(float(row["RUNQ%"]) - delay * 100) <= 5, (delay, show(s))
+            asleep = 100 * (1 - oncpu - delay)
+            assert abs(float(row[off]) - asleep) <= 5, (asleep, show(s))
+            parts = [c for c in head if c.endswith("%") and c not in ("CPU%",)]
+            assert abs(sum(float(row[c]) for c in parts) - 100) <= 0.5, (parts, show(s))
+        assert float(sp["ONCPU%"]) + float(sp["RUNQ%"]) >= 95, show(s)
+        assert float(sl[off]) >= 80, show(s)
+        # the spinner (most CPU%) is selected: its delay line stays above the keys
+        assert s[-2].startswith("Delayed by:"), show(s)
+        # the cgroup view: the cgroup's throttled share, absent without cpu.stat's
+        t.keys("c", "\\")
+        t.literal(name)
+        t.keys("Enter")
+        s = t.wait(lambda s: status(s).startswith("[cgroups, time]") and
+                   any(r["CGROUP"] == "/" + name for r in table(s)[1]) and s,
+                   what="the cgroup time view")
+        head, rows = table(s)
+        row = next(r for r in rows if r["CGROUP"] == "/" + name)
+        assert "THROTL%" in head, show(s)
+        with open(f"{cg}/cpu.stat") as f:
+            has_quota = any(l.startswith("throttled_usec") for l in f)
+        if not has_quota:
+            assert row["THROTL%"] == "-", show(s)
+        # back to the figures
+        t.keys("t")
+        t.wait(lambda s: status(s).startswith("[cgroups]") and "PSI-CPU/s" in table(s)[0],
+               what="the cgroup view's figures")
+    finally:
+        stop_and_remove(procs, cg)

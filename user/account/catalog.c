@@ -631,6 +631,16 @@ static const struct figure *find(enum fig_src src, int index)
 	return NULL;
 }
 
+const struct figure *catalog__named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(figures) / sizeof(figures[0]); i++)
+		if (!strcmp(figures[i].name, name))
+			return &figures[i];
+	return NULL;
+}
+
 const struct figure *catalog__count(enum pmbpf_count c)
 {
 	return find(SRC_COUNT, c);

@@ -149,6 +149,8 @@ const struct figure *catalog__figures(size_t *nr);
  */
 void catalog__each(const struct snapshot *snap, unsigned int out,
 		   void (*fn)(const struct figure *fd, int i, void *ctx), void *ctx);
+/* The figure named name (its JSON name); NULL if none. */
+const struct figure *catalog__named(const char *name);
 /* The figure of a plain count or a derived figure; NULL if none. */
 const struct figure *catalog__count(enum pmbpf_count c);
 const struct figure *catalog__derived(enum fig_derived d);

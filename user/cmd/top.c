@@ -585,8 +585,9 @@ stats:
 		off = snprintf(line, sizeof(line),
 			       compact ? "[%s] Sort: %s %s Filter: %s Container: %s" :
 					 "[%s]  Sort: %s %s  Filter: %s  Container: %s",
-			       t->v.by_cgroup ? "cgroups" :
-			       t->v.threads   ? "threads" :
+			       t->v.by_cgroup ? (t->v.time_view ? "cgroups, time" : "cgroups") :
+			       t->v.threads   ? (t->v.time_view ? "threads, time" : "threads") :
+			       t->v.time_view ? "processes, time" :
 						"processes",
 			       sc ? sc->title : "CPU%",
 			       natural_low != s->reverse ? "(low first)" : "(high first)",
@@ -749,9 +750,10 @@ static int draw_cpi_line(struct top *t, int y)
 static void draw_footer(struct top *t)
 {
 	static const char *const keys[][2] = {
-		{ "?", "Help" },       { "<>", "Sort" },     { "r", "Reverse" },  { "/", "Filter" },
-		{ "\\", "Container" }, { "c", "Cgroups" },   { "Enter", "Into" }, { "Esc", "Back" },
-		{ "p", "Pause" },      { "+-", "Interval" }, { "q", "Quit" },
+		{ "?", "Help" },   { "<>", "Sort" },	  { "r", "Reverse" },
+		{ "/", "Filter" }, { "\\", "Container" }, { "c", "Cgroups" },
+		{ "t", "Time" },   { "Enter", "Into" },	  { "Esc", "Back" },
+		{ "p", "Pause" },  { "+-", "Interval" },  { "q", "Quit" },
 	};
 	int y = LINES - 1, x = 0;
 	size_t i;
@@ -796,6 +798,7 @@ static const char *const help_lines[] = {
 	"  \\  or C                        filter by cgroup path or container id",
 	"  c  or Tab                      processes <-> cgroups (rolled-up totals)",
 	"  H                              processes <-> threads (counts each thread)",
+	"  t                              the time view: each row's time as shares",
 	"  Enter                          on a cgroup: show its processes",
 	"  Esc or Backspace               leave the cgroup, else clear the filters",
 	"  i                              show the idle task (pid 0)",
@@ -814,6 +817,11 @@ static const char *const help_lines[] = {
 	"CPI!: a CPI outlier (its CPI, or without a PMU its mean run-queue wait,",
 	"above mean + 2 sd of its baseline for --cpi-k intervals): how far above;",
 	"the selected outlier's suspects are named above the keys.",
+	"Time view (t): of each row's time (its threads' on- and off-CPU time",
+	"in the interval), ONCPU% on a CPU (IPC next to it), RUNQ% runnable and",
+	"waiting for a CPU, BLOCK% uninterruptible (D), SLEEP% asleep (S),",
+	"OTHER% the rest (or OFF%: off-CPU less the run queue, without the split);",
+	"THROTL% (cgroups): time its CPU quota throttled it, part of RUNQ%.",
 	"'-': not available (event not counting on this host, or no data).",
 	"'*' after a command: it exited in this interval. Cgroup rows include",
 	"everything below them.",
@@ -960,6 +968,13 @@ static void toggle_view(struct top *t)
 	t->descended = false;
 	t->follow = false;
 	rebuild(t, false);
+}
+
+/* t: each row's time as shares, or the figures; the same rows, the selection kept. */
+static void toggle_time(struct top *t)
+{
+	t->v.time_view = !t->v.time_view;
+	rebuild(t, true);
 }
 
 static void descend(struct top *t)
@@ -1128,6 +1143,9 @@ static bool key_normal(struct top *t, int ch)
 	case 'c':
 	case '\t':
 		toggle_view(t);
+		break;
+	case 't':
+		toggle_time(t);
 		break;
 	case '\n':
 	case '\r':

@@ -149,6 +149,69 @@ static void cpi_column(struct top_view *v)
 		col_add(v, TOP_CPI, "CPI!", 5, 20);
 }
 
+/* A column of one catalog figure (its instance 0) by name or source. */
+static void one_figure_column(struct top_view *v, const struct snapshot *snap,
+			      const struct figure *fd)
+{
+	struct columns cs = { v, snap };
+
+	if (fd)
+		figure_column(fd, 0, &cs);
+}
+
+static void share_column(struct top_view *v, const char *title, const char *name, int share,
+			 int prio)
+{
+	const struct figure *fd = catalog__named(name);
+	struct top_col *c;
+
+	if (!fd || v->nr_cols == TOP_MAX_COLS)
+		return;
+	c = col_add(v, TOP_SHARE, title, 6, prio);
+	c->fd = fd;
+	c->inst = share;
+}
+
+/*
+ * The time view: CPU% (of the interval: how big the row is), then the
+ * shares of the row's own time, IPC next to the on-CPU share. The off-CPU
+ * split (offcpu.blocked_ns, offcpu.sleep_ns, offcpu.other_ns) where the
+ * catalog has it, else off-CPU time less the run-queue wait in one column.
+ */
+static void time_columns(struct top_view *v, const struct snapshot *snap)
+{
+	bool split = catalog__named("offcpu.sleep_ns") && catalog__named("offcpu.blocked_ns");
+
+	one_figure_column(v, snap, catalog__derived(DER_CPU_PCT));
+	share_column(v, "ONCPU%", "oncpu_ns", SHARE_CPU, 94);
+	one_figure_column(v, snap, catalog__derived(DER_IPC));
+	share_column(v, "RUNQ%", "runq.total_ns", SHARE_RUNQ, 93);
+	if (v->by_cgroup)
+		share_column(v, "THROTL%", "throttled_ns", SHARE_THROTTLED, 89);
+	if (split) {
+		share_column(v, "BLOCK%", "offcpu.blocked_ns", SHARE_BLOCKED, 92);
+		share_column(v, "SLEEP%", "offcpu.sleep_ns", SHARE_SLEEP, 91);
+		share_column(v, "OTHER%", "offcpu.other_ns", SHARE_OTHER, 88);
+	} else {
+		share_column(v, "OFF%", "offcpu_ns", SHARE_OFF, 91);
+	}
+}
+
+double top_view__share(const struct top_item *it, const struct figure *fd, int share)
+{
+	const struct figures *f = it->f;
+	double t = (double)f->n[PMBPF_N_ONCPU_NS] + (double)f->n[PMBPF_N_OFFCPU_NS];
+	double part;
+
+	if (!(t > 0))
+		return NAN;
+	if (share == SHARE_OFF)
+		part = (double)f->n[PMBPF_N_OFFCPU_NS] - (double)f->n[PMBPF_N_RUNQ_TOTAL_NS];
+	else
+		part = figure__value(fd, f, &it->m, 0);
+	return isfinite(part) ? part / t : NAN;
+}
+
 void top_view__columns(struct top_view *v, const struct snapshot *snap)
 {
 	char label[64];
@@ -160,8 +223,12 @@ void top_view__columns(struct top_view *v, const struct snapshot *snap)
 	v->nr_cols = 0;
 	if (v->by_cgroup) {
 		col_add(v, TOP_PROCS, "PROCS", 5, 60);
-		figure_columns(v, snap);
-		cpi_column(v);
+		if (v->time_view) {
+			time_columns(v, snap);
+		} else {
+			figure_columns(v, snap);
+			cpi_column(v);
+		}
 		col_add(v, TOP_CONTAINER, "CONTAINER", 19, containers ? 40 : 4);
 		col_add(v, TOP_CGROUP, "CGROUP", 16, 100)->flex = true;
 	} else {
@@ -169,8 +236,12 @@ void top_view__columns(struct top_view *v, const struct snapshot *snap)
 		if (v->threads && snap->threads_on)
 			col_add(v, TOP_TID, "TID", 7, 99);
 		col_add(v, TOP_USER, "USER", 8, 55);
-		figure_columns(v, snap);
-		cpi_column(v);
+		if (v->time_view) {
+			time_columns(v, snap);
+		} else {
+			figure_columns(v, snap);
+			cpi_column(v);
+		}
 		col_add(v, TOP_COMMAND, "COMMAND", 15, 98);
 		/* the first to go on a narrow terminal */
 		if (snap->hot)
@@ -186,7 +257,7 @@ int top_view__sort_col(const struct top_view *v)
 
 	for (i = 0; i < v->nr_cols; i++)
 		if (v->cols[i].kind == s->kind &&
-		    (s->kind != TOP_FIGURE ||
+		    ((s->kind != TOP_FIGURE && s->kind != TOP_SHARE) ||
 		     (v->cols[i].fd == s->fd && v->cols[i].inst == s->inst)))
 			return i;
 	return 0;
@@ -415,6 +486,9 @@ int top_view__build(struct top_view *v, const struct snapshot *snap, top_user_fn
 		case TOP_CPI:
 			it->key = cpi_over(v, it);
 			break;
+		case TOP_SHARE:
+			it->key = top_view__share(it, s->fd, s->inst);
+			break;
 		}
 	}
 	top_view__sort(v);
@@ -531,6 +605,7 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 	const struct proc_row *p = it->proc;
 	char label[64];
 	const char *s;
+	double share;
 
 	switch (c->kind) {
 	case TOP_PID:
@@ -569,6 +644,13 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		break;
 	case TOP_CPI:
 		cpi_cell(v, it, buf, len);
+		break;
+	case TOP_SHARE:
+		share = top_view__share(it, c->fd, c->inst);
+		if (isfinite(share))
+			snprintf(buf, len, "%.1f", share * 100);
+		else
+			snprintf(buf, len, "-");
 		break;
 	}
 }

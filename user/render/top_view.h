@@ -23,6 +23,21 @@ enum top_col_kind {
 	TOP_CGROUP,
 	TOP_HOT, /* --hot: the process's hottest function */
 	TOP_CPI, /* a CPI outlier (cpi_live.h): its signal over its threshold */
+	TOP_SHARE, /* the time view: fd's share of the row's time (inst: enum top_share) */
+};
+
+/*
+ * The time view's shares of a row's time (its threads' on-CPU plus off-CPU
+ * time in the interval): each the catalog figure of that part over it.
+ */
+enum top_share {
+	SHARE_CPU, /* oncpu_ns */
+	SHARE_RUNQ, /* runq.total_ns: runnable, waiting for a CPU (throttled included) */
+	SHARE_THROTTLED, /* throttled_ns: cgroup rows, from cpu.stat */
+	SHARE_BLOCKED, /* offcpu.blocked_ns (D) */
+	SHARE_SLEEP, /* offcpu.sleep_ns (S, idle) */
+	SHARE_OTHER, /* offcpu.other_ns */
+	SHARE_OFF, /* without the split: offcpu_ns less runq.total_ns */
 };
 
 #define TOP_MAX_COLS (13 + 2 * PMBPF_MAX_EVENTS + METRIC_MAX_SEL * METRIC_MAX_VALUES)
@@ -61,6 +76,7 @@ struct top_sort {
 
 struct top_view {
 	bool by_cgroup;
+	bool time_view; /* t: each row's time as shares (CPU, run queue, throttled, blocked, sleep) */
 	bool threads; /* H: the process view lists threads (snapshot.threads) */
 	bool show_idle;
 	char comm_filter[64]; /* case-insensitive substring of the command */
@@ -96,6 +112,8 @@ void top_view__sort_cpu(struct top_view *v);
  * least important dropped first; returns the flex column's width.
  */
 int top_view__layout(const struct top_view *v, int width, bool *shown);
+/* The time view: share (enum top_share, of figure fd) of the row's time, 0 to 1; NaN: none. */
+double top_view__share(const struct top_item *it, const struct figure *fd, int share);
 /* A figure column's value for a row: counters per second, NaN where not available. */
 double top_view__value(const struct snapshot *snap, const struct top_item *it,
 		       const struct figure *fd, int inst);
