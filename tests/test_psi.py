@@ -98,10 +98,9 @@ def test_cpu_pressure_against_the_cgroups_file(recorder):
         cg.remove()
     rows = [r for r in records if r["type"] == "cgroup" and r["cgroup"] == cg.rel]
     assert rows, "no record of the cgroup"
-    # the first interval it is seen in has no earlier reading: absent, never 0
-    assert rows[0]["psi"]["cpu"]["some_ns"] is None, rows[0]["psi"]
+    # the cgroup existed at the start: read then, it has figures from its first interval on
     checked, report = 0, []
-    for r in rows[1:]:
+    for r in rows:
         end = end_time(r)
         start = end - r["interval_s"]
         if start < sampler.samples[0][0] or end > sampler.samples[-1][0]:

@@ -172,6 +172,7 @@ int cmd_record(int argc, char **argv)
 			err = -ENOMEM;
 			goto cleanup;
 		}
+		cgroup_stats__prime(cgs, o.s.cgroup);
 	}
 	start = now_ns(CLOCK_MONOTONIC);
 	clock_gettime(CLOCK_MONOTONIC, &next);

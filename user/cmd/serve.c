@@ -459,6 +459,7 @@ int cmd_serve(int argc, char **argv)
 	output__start(&out, ev, nr, session__no_pmu(sv.s), session__attach_kind(sv.s),
 		      (int)sysconf(_SC_NPROCESSORS_ONLN));
 	sv.self.no_pmu = session__no_pmu(sv.s);
+	cgroup_stats__prime(sv.cgs, sv.o.s.cgroup);
 
 	sv.http = http__start(fd);
 	if (!sv.http) {

@@ -606,6 +606,28 @@ __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
 	return now.have;
 }
 
+static struct cgroup_stats *prime_target;
+
+static int prime_cb(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
+{
+	struct cgroup_stats *s = prime_target;
+	const char *rel = fpath + strlen(s->mount);
+	struct cgroup_stat unused;
+
+	if (type == FTW_D)
+		cgroup_stats__read(s, sb->st_ino, *rel ? rel : "/", &unused);
+	return 0;
+}
+
+void cgroup_stats__prime(struct cgroup_stats *s, const char *dir)
+{
+	if (!s->have_mount || (dir && !path_below(dir, s->mount)))
+		return;
+	prime_target = s;
+	nftw(dir ? dir : s->mount, prime_cb, 32, FTW_PHYS | FTW_MOUNT);
+	prime_target = NULL;
+}
+
 void cgroup_stats__end(struct cgroup_stats *s)
 {
 	size_t i, n = 0;

@@ -99,6 +99,12 @@ struct cgroup_stats *cgroup_stats__new(void);
  */
 __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
 			 struct cgroup_stat *out);
+/*
+ * Read every cgroup below dir (an absolute cgroup2 directory; NULL: the
+ * whole hierarchy) now, so that those in the first interval's snapshot
+ * have an earlier reading and figures in it.
+ */
+void cgroup_stats__prime(struct cgroup_stats *s, const char *dir);
 /* A round of reads ended: forget the cgroups it did not read. */
 void cgroup_stats__end(struct cgroup_stats *s);
 void cgroup_stats__free(struct cgroup_stats *s);
