@@ -86,7 +86,7 @@ check_pmbpf_throttle() {
 	if [ $rc -eq 0 ] && [ "$nrec" -ge 4 ] && [ "$gaps" -eq 0 ] &&
 		within "$thr_ns" "$want_ns" 1000 && [ "$nthr" -eq "$want_n" ] &&
 		[ "$per" -le "$want_p" ] && [ "$want_p" -le $((per + 1)) ] &&
-		[ "$want_n" -ge 10 ] && [ "$(calc "$want_ns / 1e9 > 0.5 * $spin_s")" = 1.0000 ]; then
+		[ "$want_n" -ge 10 ] && [ "$(calc "($want_ns / 1e9 > 0.5 * $spin_s)")" = 1.0000 ]; then
 		pass pmbpf-throttle "$detail"
 	else
 		fail pmbpf-throttle "exit=$rc $detail"
