@@ -167,7 +167,7 @@ int cmd_record(int argc, char **argv)
 	/* the cgroups' own files (throttling, PSI): read where cgroup records show them */
 	if (out.cgroups && (out.format == OUTPUT_JSON ||
 			    (out.format == OUTPUT_CSV && !out.procs && !out.threads))) {
-		cgs = cgroup_stats__new();
+		cgs = cgroup_stats__new(CGROUP_STATS_KEEP);
 		if (!cgs) {
 			err = -ENOMEM;
 			goto cleanup;

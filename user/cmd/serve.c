@@ -437,7 +437,7 @@ int cmd_serve(int argc, char **argv)
 	po.ctx = &sv;
 	sv.ps = prom__new(&po);
 	sv.cpi = cpi_live__new(&sv.o.cpi, false);
-	sv.cgs = cgroup_stats__new();
+	sv.cgs = cgroup_stats__new(CGROUP_STATS_KEEP);
 	if (!sv.ps || !sv.cpi || !sv.cgs) {
 		pr_err("%s\n", strerror(ENOMEM));
 		close(fd);

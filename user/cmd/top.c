@@ -1300,7 +1300,7 @@ int cmd_top(int argc, char **argv)
 	t->users = top_users__new("/proc");
 	t->cpi = cpi_live__new(&t->cpi_o, true);
 	t->v.cpi = t->cpi;
-	t->cgs = cgroup_stats__new();
+	t->cgs = cgroup_stats__new(1);
 	if (!t->users || !t->cpi || !t->cgs) {
 		pr_err("out of memory\n");
 		goto cleanup;

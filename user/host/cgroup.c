@@ -486,22 +486,25 @@ void cgroup_stat__parse_pressure(const char *text, struct cgroup_stat *st, int s
 struct cg_prev {
 	__u64 id;
 	struct cgroup_stat cum; /* cumulative, as read */
-	bool seen; /* read in the current round */
+	__u64 round; /* the round of that reading */
 };
 
 struct cgroup_stats {
 	char mount[4096];
 	bool have_mount;
 	struct cg_prev *prev;
+	__u64 round; /* rounds ended so far */
+	unsigned int keep_rounds;
 	size_t nr, nr_sorted, cap; /* [0, nr_sorted) sorted by id, then this round's new ones */
 };
 
-struct cgroup_stats *cgroup_stats__new(void)
+struct cgroup_stats *cgroup_stats__new(unsigned int keep_rounds)
 {
 	struct cgroup_stats *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
+	s->keep_rounds = keep_rounds ? keep_rounds : 1;
 	s->have_mount = !cgroup__find_mount("/proc/self/mountinfo", s->mount, sizeof(s->mount));
 	return s;
 }
@@ -597,12 +600,15 @@ __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
 	p = prev_get(s, id);
 	if (!p)
 		return now.have;
+	/* a reading older than keep_rounds rounds is no earlier reading */
+	if (p->round + s->keep_rounds < s->round)
+		p->cum.have = 0;
 	/* the growth since the previous read; a counter that went back (a new cgroup with its id) has none */
 	for (i = 0; i < CGS_NR; i++)
 		if ((p->cum.have & now.have & (1u << i)) && now.v[i] >= p->cum.v[i])
 			stat_set(out, i, now.v[i] - p->cum.v[i]);
 	p->cum = now;
-	p->seen = true;
+	p->round = s->round;
 	return now.have;
 }
 
@@ -632,12 +638,10 @@ void cgroup_stats__end(struct cgroup_stats *s)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < s->nr; i++) {
-		if (!s->prev[i].seen)
-			continue;
-		s->prev[i].seen = false;
-		s->prev[n++] = s->prev[i];
-	}
+	s->round++;
+	for (i = 0; i < s->nr; i++)
+		if (s->prev[i].round + s->keep_rounds >= s->round)
+			s->prev[n++] = s->prev[i];
 	s->nr = s->nr_sorted = n;
 	if (n > 1)
 		qsort(s->prev, n, sizeof(*s->prev), cmp_prev);

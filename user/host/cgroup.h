@@ -90,7 +90,16 @@ void cgroup_stat__parse_pressure(const char *text, struct cgroup_stat *st, int s
  */
 struct cgroup_stats;
 
-struct cgroup_stats *cgroup_stats__new(void);
+/*
+ * keep_rounds: a cgroup's reading stays its earlier reading for that many
+ * rounds of reads (cgroup_stats__end()). 1: only the round before (top:
+ * a per-second figure never spans more than one interval); more (record,
+ * serve: CGROUP_STATS_KEEP): a cgroup without a record in some intervals
+ * (no task of it ran, throttled the whole interval) has their growth in
+ * its next record, so that the sums over its records lose nothing.
+ */
+struct cgroup_stats *cgroup_stats__new(unsigned int keep_rounds);
+#define CGROUP_STATS_KEEP 600
 /*
  * Read the files of cgroup id (path below the cgroup2 mount) now and set
  * *out to their growth since this cgroup's previous read (a figure without
@@ -105,7 +114,7 @@ __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
  * have an earlier reading and figures in it.
  */
 void cgroup_stats__prime(struct cgroup_stats *s, const char *dir);
-/* A round of reads ended: forget the cgroups it did not read. */
+/* A round of reads ended: forget the cgroups not read for keep_rounds rounds. */
 void cgroup_stats__end(struct cgroup_stats *s);
 void cgroup_stats__free(struct cgroup_stats *s);
 
