@@ -80,12 +80,13 @@ check_pmbpf_throttle() {
 	spin_s=$(calc "$t1 - $t0")
 	detail="throttled_ns $thr_ns (cpu.stat $want_ns over the spinner's $spin_s s), nr_throttled $nthr ($want_n), nr_periods $per ($want_p), $nrec records over $secs s, $gaps without a value"
 	# the sums telescope: equal to the file's growth (1 us: its unit); the
-	# period timer counts the spinner's last period when it fires, up to
-	# 100 ms after pmbpf's last reading (seen: 32 against 33); the spinner
-	# held to 20% of a CPU is throttled in most periods, most of the time
+	# period timer goes on counting periods until it has seen a whole idle
+	# one: up to 2 after the spinner's end, after pmbpf's last reading of
+	# the cgroup (seen: 32 against 33, 31 against 33); the spinner held to
+	# 20% of a CPU is throttled in most periods, most of the time
 	if [ $rc -eq 0 ] && [ "$nrec" -ge 4 ] && [ "$gaps" -eq 0 ] &&
 		within "$thr_ns" "$want_ns" 1000 && [ "$nthr" -eq "$want_n" ] &&
-		[ "$per" -le "$want_p" ] && [ "$want_p" -le $((per + 1)) ] &&
+		[ "$per" -le "$want_p" ] && [ "$want_p" -le $((per + 2)) ] &&
 		[ "$want_n" -ge 10 ] && [ "$(calc "($want_ns / 1e9 > 0.5 * $spin_s)")" = 1.0000 ]; then
 		pass pmbpf-throttle "$detail"
 	else
