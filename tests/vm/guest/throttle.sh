@@ -54,12 +54,13 @@ check_pmbpf_throttle() {
 	thr0=$(cpu_stat "$cg" throttled_usec)
 	nthr0=$(cpu_stat "$cg" nr_throttled)
 	per0=$(cpu_stat "$cg" nr_periods)
-	t0=$(cut -d' ' -f1 /proc/uptime)
+	t0=$(uptime_s)
 	workload_go
-	t1=$(cut -d' ' -f1 /proc/uptime)
-	# its last throttled period is accounted at the unthrottle; pmbpf reads
-	# at the end of the interval it exited in
-	sleep 0.6
+	t1=$(uptime_s)
+	# pmbpf reads the cgroup at the end of the interval the spinner exited
+	# in; three intervals (750 ms) cover the 2 periods the period timer
+	# still counts
+	pmbpf_reads 3
 	thr1=$(cpu_stat "$cg" throttled_usec)
 	nthr1=$(cpu_stat "$cg" nr_throttled)
 	per1=$(cpu_stat "$cg" nr_periods)
