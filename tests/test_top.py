@@ -640,7 +640,7 @@ def test_time_view_shares(pane, workbin):
         t.keys("Enter")
         s = t.wait(lambda s: status(s).startswith("[cgroups, time]") and
                    any(r["CGROUP"] == "/" + name for r in table(s)[1]) and s,
-                   what="the cgroup time view")
+                   timeout=30, what="the cgroup time view")
         head, rows = table(s)
         row = next(r for r in rows if r["CGROUP"] == "/" + name)
         assert "THROTL%" in head, show(s)
