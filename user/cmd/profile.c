@@ -18,7 +18,6 @@
 #include <sys/resource.h>
 #include <linux/perf_event.h>
 #include <bpf/libbpf.h>
-#include "profile.skel.h"
 #include "cmdrun.h"
 #include "commands.h"
 #include "options.h"
@@ -327,7 +326,7 @@ static int profile_run(struct profile *p)
 				timeout = (int)((start + o->duration_ns - now) / 1000000) + 1;
 		}
 		timeout = profile__recheck_due(p, timeout);
-		err = ring_buffer__poll(p->rb, timeout);
+		err = profile__poll(p, timeout);
 		if (err == -EINTR) {
 			err = 0;
 			continue;
@@ -351,11 +350,11 @@ static int profile_run(struct profile *p)
  */
 static int profile_run_command(struct profile *p, struct cmdrun *r)
 {
-	int fd = ring_buffer__epoll_fd(p->rb), err;
+	int fd = profile__epoll_fd(p), err;
 
 	while (!r->done) {
 		cmdrun__wait(r, fd, profile__recheck_due(p, POLL_MS));
-		err = ring_buffer__consume(p->rb);
+		err = profile__consume(p);
 		if (err < 0 && err != -EINTR) {
 			pr_err("cannot read the ring buffer: %s\n", strerror(-err));
 			cmdrun__kill(r);
@@ -468,13 +467,10 @@ int cmd_profile(int argc, char **argv)
 		err = profile_run(&p);
 	}
 	elapsed = now_ns(CLOCK_MONOTONIC) - start;
-	profile__detach_sampling(&p);
-	bpfload__detach(&p.bl);
+	profile__detach(&p);
 	if (err)
 		goto cleanup;
-	/* Processes first seen just before the detach. */
-	ring_buffer__consume(p.rb);
-	percpu_array__sum(bpf_map__fd(p.skel->maps.stats), p.stats, PROFILE_STAT_NR);
+	profile__read_stats(&p);
 
 	err = profile__fold(&p, &lines, &nr_lines);
 	if (err)

@@ -139,7 +139,7 @@ static int attach_sampling(struct profile *p, bool *online)
 }
 
 /* Close the sampling events and their links. */
-void profile__detach_sampling(struct profile *p)
+static void detach_sampling(struct profile *p)
 {
 	int i;
 
@@ -172,7 +172,7 @@ static void dwarf_free(struct dwarf_state *dw)
 /* Detach everything and free what the detach left. */
 void profile__close(struct profile *p)
 {
-	profile__detach_sampling(p);
+	detach_sampling(p);
 	bpfload__detach(&p->bl);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel);
@@ -378,7 +378,7 @@ int profile__open(struct profile *p, bool *online)
 		if (err > 0 && not_supported(err)) {
 			pr_err("no hardware PMU (cycles: %s): sampling cpu-clock instead\n",
 			       strerror(err));
-			profile__detach_sampling(p);
+			detach_sampling(p);
 			event__parse("cpu-clock", &o->event);
 			err = attach_sampling(p, online);
 		}
@@ -643,4 +643,32 @@ out:
 	free(uips);
 	free(e);
 	return err;
+}
+
+int profile__poll(struct profile *p, int timeout_ms)
+{
+	return ring_buffer__poll(p->rb, timeout_ms);
+}
+
+int profile__consume(struct profile *p)
+{
+	return ring_buffer__consume(p->rb);
+}
+
+int profile__epoll_fd(const struct profile *p)
+{
+	return ring_buffer__epoll_fd(p->rb);
+}
+
+void profile__detach(struct profile *p)
+{
+	detach_sampling(p);
+	bpfload__detach(&p->bl);
+}
+
+void profile__read_stats(struct profile *p)
+{
+	/* Processes first seen just before the detach. */
+	ring_buffer__consume(p->rb);
+	percpu_array__sum(bpf_map__fd(p->skel->maps.stats), p->stats, PROFILE_STAT_NR);
 }

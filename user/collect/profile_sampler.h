@@ -124,8 +124,15 @@ int profile__open(struct profile *p, bool *online);
 int profile__set_cgroup_filter(struct profile *p);
 /* Re-read the mappings of processes due for it; returns the poll timeout left (ms). */
 int profile__recheck_due(struct profile *p, int timeout);
-/* Stop sampling (the perf events' links); the counts stay readable. */
-void profile__detach_sampling(struct profile *p);
+/* Read the ring buffers: poll up to timeout_ms, or what is there now; <0 a libbpf error. */
+int profile__poll(struct profile *p, int timeout_ms);
+int profile__consume(struct profile *p);
+/* A descriptor that is readable when a ring buffer has data (cmdrun__wait()). */
+int profile__epoll_fd(const struct profile *p);
+/* Stop sampling and the switch programs; the counts stay readable. */
+void profile__detach(struct profile *p);
+/* After the detach: the last ring buffer records, then the statistics into p->stats. */
+void profile__read_stats(struct profile *p);
 /*
  * The stack counts read and symbolized: one line per stack, not merged, in
  * the kernel's weights (samples, or nanoseconds off the CPU). The caller
