@@ -381,14 +381,19 @@ check_pmbpf_scale() {
 	fi
 
 	# docs/kernels.md: counts ~= (max_procs + 1) x (216 B + 24 B x counting
-	# events) x possible CPUs (+ ~100 B per entry)
-	c=$(grep '^map .* name=counts type=5 ' maps.out)
+	# events) [x possible CPUs where it is a per-CPU hash: the raw_tp
+	# flavour, 5.10, and the tp_btf one before issue 35] (+ ~100 B per entry)
+	c=$(grep '^map .* name=counts ' maplines)
 	if [ -n "$c" ]; then
 		entries=$(field "$c" entries)
 		value=$(field "$c" value)
 		mem=$(field "$c" memlock)
-		formula=$((entries * (216 + 24 * counting) * ncpus))
-		got="counts: entries=$entries (max_procs $capacity + 1) value=$value B (216 + 24 x $counting counting) memlock=$mem B, formula $formula B"
+		case $(field "$c" type) in
+		5) per=$ncpus kind="per-CPU hash, x $ncpus CPUs" ;;
+		*) per=1 kind="type $(field "$c" type), shared" ;;
+		esac
+		formula=$((entries * (216 + 24 * counting) * per))
+		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B (216 + 24 x $counting counting) memlock=$mem B, formula $formula B"
 		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((216 + 24 * counting)) ] &&
 			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
 			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
@@ -397,7 +402,8 @@ check_pmbpf_scale() {
 			show maps.out
 		fi
 	else
-		info memory-formula "no per-CPU hash named counts: docs/kernels.md's per-CPU formula does not apply"
+		fail memory-formula "pmbpf has no map named counts"
+		show maps.out
 	fi
 
 	if [ "$MEM_BOUND" = 1 ]; then
