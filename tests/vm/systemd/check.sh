@@ -40,6 +40,19 @@ show() {
 }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 prop() { systemctl show -p "$1" --value pmbpf; }
+
+# wait_running: until pmbpf.service is active/running or has failed for good.
+# No fixed guest-time bound: systemd bounds a start (TimeoutStartSec, the
+# restart limit), and under a loaded host the BPF load under TCG can take
+# longer than the 60 s this waited before; 20 minutes only against a hang.
+wait_running() {
+	tries=12000
+	while st="$(prop ActiveState)/$(prop SubState)" && [ "$st" != active/running ] &&
+		[ "${st%%/*}" != failed ] && [ "$tries" -gt 0 ]; do
+		tries=$((tries - 1))
+		sleep 0.1
+	done
+}
 # ms since boot, from /proc/uptime
 now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
@@ -85,11 +98,7 @@ else
 	else
 		fail sysctl-untouched "kernel.perf_event_paranoid=$paranoid, active sysctl.d files: ${active:-none}, $PMBPF_SYSCTL $([ -f "$PMBPF_SYSCTL" ] || echo missing)"
 	fi
-	tries=600
-	while [ "$(systemctl show -p SubState --value pmbpf)" != running ] && [ "$tries" -gt 0 ]; do
-		tries=$((tries - 1))
-		sleep 0.1
-	done
+	wait_running
 	line=$(journalctl -b -q --no-pager -o cat -u pmbpf | grep -m 1 'kernel.perf_event_paranoid is 3')
 	cmd=$(echo "$line" | sed -n 's/.* as root: //p')
 	doc=$(pmbpf_doctor=$("$PMBPF_BIN" doctor 2>&1); echo "$pmbpf_doctor" | grep -m 1 'perf_event_paranoid  ')
@@ -116,12 +125,8 @@ fi
 # --- started at boot, ready (Type=notify: active only after READY=1) -----
 state() { echo "$(prop ActiveState)/$(prop SubState)"; }
 # After=pmbpf.service: with Type=notify this starts once pmbpf is ready or
-# has failed; wait a little anyway (a restart after a failure, say).
-tries=600
-while st=$(state) && [ "$st" != active/running ] && [ "$tries" -gt 0 ]; do
-	tries=$((tries - 1))
-	sleep 0.1
-done
+# has failed; wait anyway (a restart after a failure, say).
+wait_running
 pid=$(prop MainPID)
 type=$(prop Type)
 status_text=$(prop StatusText)
