@@ -252,8 +252,12 @@ static void test_entries(void)
 			check_record(strcmp(sf[j].name, sf[k].name) &&
 					     strcmp(sf[j].prom, sf[k].prom),
 				     __FILE__, __LINE__, "%s: twice", sf[k].name);
-		check_record(!strncmp(sf[k].prom, "pmbpf_", 6), __FILE__, __LINE__,
-			     "%s: Prometheus name %s", sf[k].name, sf[k].prom);
+		/* serve's process_* are the Prometheus client libraries' standard names */
+		check_record(!strncmp(sf[k].prom, "pmbpf_", 6) ||
+				     (sf[k].src == SELF_SERVE && !strncmp(sf[k].prom, "process_", 8)),
+			     __FILE__, __LINE__, "%s: Prometheus name %s", sf[k].name, sf[k].prom);
+		check_record(sf[k].src != SELF_SERVE || sf[k].outputs == OUT_PROM, __FILE__,
+			     __LINE__, "%s: serve's own, in Prometheus only", sf[k].name);
 	}
 }
 

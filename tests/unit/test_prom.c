@@ -740,8 +740,49 @@ static void test_catalog(void)
 			continue;
 		snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", sf[j].prom, sf[j].help,
 			 sf[j].prom, sf[j].kind == FIG_COUNTER ? "counter" : "gauge");
+		/* serve's own: every family, but the clock events' (none here) */
+		if (sf[j].src == SELF_SERVE) {
+			if (sf[j].index == SERVE_SYSTEM_EVENT_SECONDS)
+				CHECK(!strstr(t, line));
+			else
+				CHECK_SUBSTR(t, line);
+			continue;
+		}
 		CHECK_SUBSTR(t, line);
 		CHECK_NEAR(sample_of(t, sf[j].prom), strcmp(sf[j].unit, "ns") ? v : v / 1e9, 1e-12);
+	}
+	/* every family of the exposition is the catalog's: figures, self, CPI's, the delay pairs' */
+	for (const char *p = t; (p = strstr(p, "# TYPE ")); p++) {
+		const char *name = p + strlen("# TYPE ");
+		size_t len = strcspn(name, " "), k, n;
+		const struct prom_family *cf = catalog__cpi(&n);
+		const struct figure *figs;
+		bool found = false;
+		char fam[128];
+
+		for (k = 0; k < nsf; k++)
+			found |= strlen(sf[k].prom) == len && !strncmp(sf[k].prom, name, len);
+		for (k = 0; k < n; k++)
+			found |= strlen(cf[k].prom) == len && !strncmp(cf[k].prom, name, len);
+		figs = catalog__figures(&n);
+		for (k = 0; k < n && !found; k++) {
+			static const char *const what[] = { "cgroup", "process", "thread" };
+			int w;
+
+			for (w = 0; w < 3 && figs[k].prom; w++) {
+				snprintf(fam, sizeof(fam), "pmbpf_%s_%s", what[w], figs[k].prom);
+				found |= strlen(fam) == len && !strncmp(fam, name, len);
+				if (figs[k].prom_time) {
+					snprintf(fam, sizeof(fam), "pmbpf_%s_%s", what[w],
+						 figs[k].prom_time);
+					found |= strlen(fam) == len && !strncmp(fam, name, len);
+				}
+			}
+		}
+		snprintf(fam, sizeof(fam), "pmbpf_cgroup_%s", catalog__delay()->prom);
+		found |= strlen(fam) == len && !strncmp(fam, name, len);
+		check_record(found, __FILE__, __LINE__, "family %.*s is in the catalog", (int)len,
+			     name);
 	}
 	snprintf(line, sizeof(line), "\npmbpf_spans_unmatched_total %d\n",
 		 11 * (PMBPF_STAT_SPAN_UNMATCHED + 1) + 1);

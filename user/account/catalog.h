@@ -213,6 +213,40 @@ enum self_src {
 	SELF_LATE,
 	SELF_THREAD_FOLD,
 	SELF_WAKEUPS, /* a stat of the wakeup programs: none (NaN) when they are not attached */
+	SELF_SERVE, /* serve's own (enum serve_stat in index): prom.c has its value */
+};
+
+/* The statistics only serve has: of its process, its collections, its series. */
+enum serve_stat {
+	SERVE_INFO,
+	SERVE_CPUS,
+	SERVE_PMU,
+	SERVE_EVENT_SUPPORTED,
+	SERVE_METRIC_SUPPORTED,
+	SERVE_SYSTEM_EVENTS,
+	SERVE_SYSTEM_EVENT_SECONDS,
+	SERVE_IDLE,
+	SERVE_PROG_RUN_TIME,
+	SERVE_PROG_RUNS,
+	SERVE_PROG_RECURSION,
+	SERVE_BPF_STATS,
+	SERVE_COLLECTIONS,
+	SERVE_COLLECTION_ERRORS,
+	SERVE_COLLECTION_TIME,
+	SERVE_LAST_COLLECTION,
+	SERVE_INTERVAL,
+	SERVE_EXPORTED_PROCS,
+	SERVE_EXPORTED_CGROUPS,
+	SERVE_TRACKED_PROCS,
+	SERVE_EXPORTED_THREADS,
+	SERVE_TRACKED_THREADS,
+	SERVE_HTTP_REQUESTS,
+	SERVE_RSS,
+	SERVE_VSIZE,
+	SERVE_CPU_TIME,
+	SERVE_FDS,
+	SERVE_START_TIME,
+	SERVE_SAMPLES,
 };
 
 struct self_figure {
@@ -225,6 +259,7 @@ struct self_figure {
 	int index;
 	unsigned int outputs; /* OUT_JSON, OUT_PROM, OUT_TABLE (the table's footer) */
 	bool json_ms; /* a figure in ns that the JSON record shows in ms, 3 decimals (poll_ms) */
+	const char *prom_labels; /* the labels of its series ("event, class, state"), or NULL */
 };
 
 const struct self_figure *catalog__self(size_t *nr);

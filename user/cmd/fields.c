@@ -149,7 +149,7 @@ static void entries(const char *fmt, bool markdown, bool self)
 {
 	const struct self_figure *sf = NULL;
 	const struct figure *fd = NULL;
-	char name[128], out[1024];
+	char name[128], out[1024], help[1024];
 	struct shown s;
 	size_t nr, k;
 
@@ -163,10 +163,15 @@ static void entries(const char *fmt, bool markdown, bool self)
 		else
 			figure_shown(&fd[k], markdown, &s);
 		shown_str(&s, markdown, out, sizeof(out));
-		if (self)
+		if (self) {
+			/* serve's own with labels: which */
+			snprintf(help, sizeof(help), "%s%s%s%s", sf[k].help,
+				 sf[k].prom_labels ? " Labels: " : "",
+				 sf[k].prom_labels ? sf[k].prom_labels : "",
+				 sf[k].prom_labels ? "." : "");
 			printf(fmt, sf[k].name, sf[k].json_ms ? "ms" : sf[k].unit,
-			       kind_str(sf[k].kind), out, sf[k].help);
-		else
+			       kind_str(sf[k].kind), out, help);
+		} else
 			printf(fmt, name_of(&fd[k], fd[k].name, name, sizeof(name)), fd[k].unit,
 			       kind_str(fd[k].kind), out, fd[k].help);
 	}
@@ -379,6 +384,9 @@ static void json(void)
 		json_outputs(&w, sf[k].outputs);
 		jw_key(&w, "json_ms");
 		jw_bool(&w, sf[k].json_ms);
+		/* serve: only serve has it (its process, collections, series); snapshot: every output's */
+		json_opt(&w, "source", sf[k].src == SELF_SERVE ? "serve" : "snapshot");
+		json_opt(&w, "prom_labels", sf[k].prom_labels);
 		jw_end_object(&w);
 	}
 	jw_end_array(&w);

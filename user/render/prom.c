@@ -1495,35 +1495,195 @@ out:
 	free(s);
 }
 
-static void gauge(struct strbuf *sb, const char *name, const char *help, double v)
+/* The family line of self figure sf (HELP and TYPE from the catalog). */
+static void self_family(struct strbuf *out, const struct self_figure *sf)
 {
-	family(sb, name, "gauge", help);
-	strbuf__printf(sb, "%s ", name);
-	put_double(sb, v);
+	family(out, sf->prom, sf->kind == FIG_COUNTER ? "counter" : "gauge", sf->help);
 }
 
-static void counter(struct strbuf *sb, const char *name, const char *help, __u64 v)
+/* sf's one sample without labels: "name value". */
+static void self_sample(struct strbuf *out, const struct self_figure *sf, double v)
 {
-	family(sb, name, "counter", help);
-	strbuf__printf(sb, "%s ", name);
-	put_u64(sb, v);
+	self_family(out, sf);
+	strbuf__puts(out, sf->prom);
+	strbuf__putc(out, ' ');
+	put_double(out, v);
 }
 
-/* The catalog's statistics of pmbpf and its BPF program. */
-static void self_stats(struct strbuf *out, const struct snapshot *snap)
+/* "name{label=" of a labelled sample of sf; the caller adds the value and the rest. */
+static void self_labelled(struct strbuf *out, const struct self_figure *sf, const char *label,
+			  const char *value)
+{
+	strbuf__puts(out, sf->prom);
+	strbuf__putc(out, '{');
+	strbuf__puts(out, label);
+	strbuf__putc(out, '=');
+	prom__label_value(out, value);
+}
+
+/* One of serve's own families (catalog SELF_SERVE), from the state, the snapshot, self. */
+static void serve_stat(struct strbuf *out, const struct prom_state *ps, const struct snapshot *snap,
+		       const struct prom_self *self, const struct self_figure *sf)
+{
+	static const char *const codes[] = { "2xx", "4xx", "5xx", "other" };
+	size_t procs, cgroups, tracked;
+	int i;
+
+	prom__counts(ps, &procs, &cgroups, &tracked);
+	switch ((enum serve_stat)sf->index) {
+	case SERVE_INFO:
+		self_family(out, sf);
+		strbuf__printf(out, "%s{version=\"%s\",attach=\"%s\"} 1\n", sf->prom,
+			       self->version ? self->version : "",
+			       snap->attach ? snap->attach : "");
+		break;
+	case SERVE_CPUS:
+		self_sample(out, sf, snap->nr_cpus);
+		break;
+	case SERVE_PMU:
+		self_sample(out, sf, self->no_pmu ? 0 : 1);
+		break;
+	case SERVE_EVENT_SUPPORTED:
+		self_family(out, sf);
+		for (i = 0; i < snap->nr_events; i++) {
+			const struct event_info *ev = &snap->events[i];
+
+			self_labelled(out, sf, "event", ev->spec.name);
+			strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n",
+				       event__class(&ev->spec), event_state__str(ev->state),
+				       ev->state == EVENT_COUNTING);
+		}
+		break;
+	case SERVE_METRIC_SUPPORTED:
+		self_family(out, sf);
+		for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
+			self_labelled(out, sf, "metric", snap->metrics->m[i].name);
+			strbuf__printf(out, "} %d\n", snap->metrics->m[i].def != NULL);
+		}
+		break;
+	case SERVE_SYSTEM_EVENTS:
+	case SERVE_SYSTEM_EVENT_SECONDS: {
+		bool clock = sf->index == SERVE_SYSTEM_EVENT_SECONDS;
+
+		/* the clock events' family only when one was asked for */
+		if (!clock || has_clock_event(snap))
+			self_family(out, sf);
+		for (i = 0; i < snap->nr_events; i++) {
+			if (snap->events[i].state != EVENT_COUNTING ||
+			    !(snap->events[i].spec.kind & EVENT_TIME) != !clock)
+				continue;
+			self_labelled(out, sf, "event", snap->events[i].spec.name);
+			strbuf__add(out, "} ", 2);
+			put_double(out, clock ? ps->system_ev[i] / 1e9 : ps->system_ev[i]);
+		}
+		break;
+	}
+	case SERVE_IDLE:
+		self_family(out, sf);
+		strbuf__puts(out, sf->prom);
+		strbuf__putc(out, ' ');
+		put_ns(out, ps->idle.n[PMBPF_N_ONCPU_NS]);
+		break;
+	case SERVE_PROG_RUN_TIME:
+	case SERVE_PROG_RUNS:
+	case SERVE_PROG_RECURSION:
+		self_family(out, sf);
+		for (i = 0; i < snap->nr_progs; i++) {
+			self_labelled(out, sf, "program", snap->progs[i].name);
+			strbuf__add(out, "} ", 2);
+			if (sf->index == SERVE_PROG_RUN_TIME)
+				put_ns(out, snap->progs[i].run_time_ns);
+			else
+				put_u64(out, sf->index == SERVE_PROG_RUNS ?
+						     snap->progs[i].run_cnt :
+						     snap->progs[i].recursion_misses);
+		}
+		break;
+	case SERVE_BPF_STATS:
+		self_sample(out, sf, self->bpf_stats_enabled);
+		break;
+	case SERVE_COLLECTIONS:
+	case SERVE_COLLECTION_ERRORS:
+		self_family(out, sf);
+		strbuf__puts(out, sf->prom);
+		strbuf__putc(out, ' ');
+		put_u64(out, sf->index == SERVE_COLLECTIONS ? self->collections :
+							      self->collection_errors);
+		break;
+	case SERVE_COLLECTION_TIME:
+		self_sample(out, sf, self->collection_seconds);
+		break;
+	case SERVE_LAST_COLLECTION:
+		self_sample(out, sf, snap->time_ns / 1e9);
+		break;
+	case SERVE_INTERVAL:
+		self_sample(out, sf, snap->interval_ns / 1e9);
+		break;
+	case SERVE_EXPORTED_PROCS:
+		self_sample(out, sf, procs);
+		break;
+	case SERVE_EXPORTED_CGROUPS:
+		self_sample(out, sf, cgroups);
+		break;
+	case SERVE_TRACKED_PROCS:
+		self_sample(out, sf, tracked);
+		break;
+	case SERVE_EXPORTED_THREADS:
+	case SERVE_TRACKED_THREADS:
+		if (!ps->o.threads)
+			break;
+		prom__thread_counts(ps, &procs, &tracked);
+		self_sample(out, sf, sf->index == SERVE_EXPORTED_THREADS ? procs : tracked);
+		break;
+	case SERVE_HTTP_REQUESTS:
+		self_family(out, sf);
+		for (i = 0; i < 4; i++)
+			strbuf__printf(out, "%s{code=\"%s\"} %llu\n", sf->prom, codes[i],
+				       (unsigned long long)self->http_requests[i]);
+		break;
+	case SERVE_RSS:
+		self_sample(out, sf, self->rss_bytes);
+		break;
+	case SERVE_VSIZE:
+		self_sample(out, sf, self->vsize_bytes);
+		break;
+	case SERVE_CPU_TIME:
+		self_sample(out, sf, self->cpu_seconds);
+		break;
+	case SERVE_FDS:
+		self_sample(out, sf, self->open_fds);
+		break;
+	case SERVE_START_TIME:
+		self_sample(out, sf, self->start_time_seconds);
+		break;
+	case SERVE_SAMPLES:
+		break; /* last, once the others are counted: prom__render() */
+	}
+}
+
+/* The catalog's statistics of pmbpf, its BPF programs and serve itself, in its order. */
+static void render_self(struct prom_state *ps, const struct snapshot *snap,
+			const struct prom_self *self, struct strbuf *out)
 {
 	const struct self_figure *sf;
 	size_t i, nr;
 
 	sf = catalog__self(&nr);
 	for (i = 0; i < nr; i++) {
-		double v = self_figure__value(&sf[i], snap);
+		double v;
 
-		if (!(sf[i].outputs & OUT_PROM) || isnan(v))
+		if (!(sf[i].outputs & OUT_PROM))
 			continue;
-		family(out, sf[i].prom, sf[i].kind == FIG_COUNTER ? "counter" : "gauge",
-		       sf[i].help);
-		strbuf__printf(out, "%s ", sf[i].prom);
+		if (sf[i].src == SELF_SERVE) {
+			serve_stat(out, ps, snap, self, &sf[i]);
+			continue;
+		}
+		v = self_figure__value(&sf[i], snap);
+		if (isnan(v))
+			continue;
+		self_family(out, &sf[i]);
+		strbuf__puts(out, sf[i].prom);
+		strbuf__putc(out, ' ');
 		if (!strcmp(sf[i].unit, "ns"))
 			put_ns(out, (__u64)v);
 		else
@@ -1531,139 +1691,17 @@ static void self_stats(struct strbuf *out, const struct snapshot *snap)
 	}
 }
 
-static void render_self(struct prom_state *ps, const struct snapshot *snap,
-			const struct prom_self *self, struct strbuf *out)
+/* The catalog's entry of a serve statistic. */
+static const struct self_figure *serve_figure(enum serve_stat k)
 {
-	static const char *const codes[] = { "2xx", "4xx", "5xx", "other" };
-	int i;
+	const struct self_figure *sf;
+	size_t i, nr;
 
-	family(out, "pmbpf_info", "gauge", "Version and the sched_switch attach flavour in use.");
-	strbuf__printf(out, "pmbpf_info{version=\"%s\",attach=\"%s\"} 1\n",
-		       self->version ? self->version : "", snap->attach ? snap->attach : "");
-	gauge(out, "pmbpf_cpus", "Online CPUs counted.", snap->nr_cpus);
-	gauge(out, "pmbpf_pmu_available",
-	      "1 when this host has a hardware PMU (a hardware cycles counter opens), whatever events were requested: doctor's pmu.",
-	      self->no_pmu ? 0 : 1);
-
-	family(out, "pmbpf_event_supported", "gauge",
-	       "1 when the event is counting on this host; state says why not.");
-	for (i = 0; i < snap->nr_events; i++) {
-		const struct event_info *ev = &snap->events[i];
-
-		strbuf__printf(out, "pmbpf_event_supported{event=");
-		prom__label_value(out, ev->spec.name);
-		strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n", event__class(&ev->spec),
-			       event_state__str(ev->state), ev->state == EVENT_COUNTING);
-	}
-
-	family(out, "pmbpf_metric_supported", "gauge",
-	       "1 when the -M metric is computed on this host: its CPU has a definition and its events count.");
-	for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
-		strbuf__printf(out, "pmbpf_metric_supported{metric=");
-		prom__label_value(out, snap->metrics->m[i].name);
-		strbuf__printf(out, "} %d\n", snap->metrics->m[i].def != NULL);
-	}
-
-	family(out, "pmbpf_system_perf_events_total", "counter",
-	       "Perf event counts of all CPUs (every process and idle), scaled for multiplexing; clock events in pmbpf_system_perf_event_seconds_total.");
-	for (i = 0; i < snap->nr_events; i++) {
-		if (snap->events[i].state != EVENT_COUNTING ||
-		    (snap->events[i].spec.kind & EVENT_TIME))
-			continue;
-		strbuf__printf(out, "pmbpf_system_perf_events_total{event=");
-		prom__label_value(out, snap->events[i].spec.name);
-		strbuf__printf(out, "} ");
-		put_double(out, ps->system_ev[i]);
-	}
-	if (has_clock_event(snap))
-		family(out, "pmbpf_system_perf_event_seconds_total", "counter",
-		       "Clock events (cpu-clock, task-clock) of all CPUs (every process and idle), scaled for multiplexing, in seconds.");
-	for (i = 0; i < snap->nr_events; i++) {
-		if (snap->events[i].state != EVENT_COUNTING ||
-		    !(snap->events[i].spec.kind & EVENT_TIME))
-			continue;
-		strbuf__printf(out, "pmbpf_system_perf_event_seconds_total{event=");
-		prom__label_value(out, snap->events[i].spec.name);
-		strbuf__printf(out, "} ");
-		put_double(out, ps->system_ev[i] / 1e9);
-	}
-	family(out, "pmbpf_idle_cpu_seconds_total", "counter",
-	       "Time the CPUs ran their idle task (not counted in any cgroup).");
-	strbuf__printf(out, "pmbpf_idle_cpu_seconds_total ");
-	put_ns(out, ps->idle.n[PMBPF_N_ONCPU_NS]);
-
-	family(out, "pmbpf_bpf_program_run_seconds_total", "counter",
-	       "Time spent in each BPF program (needs kernel.bpf_stats_enabled=1).");
-	for (i = 0; i < snap->nr_progs; i++) {
-		strbuf__printf(out, "pmbpf_bpf_program_run_seconds_total{program=");
-		prom__label_value(out, snap->progs[i].name);
-		strbuf__printf(out, "} ");
-		put_ns(out, snap->progs[i].run_time_ns);
-	}
-	family(out, "pmbpf_bpf_program_runs_total", "counter",
-	       "Runs of each BPF program (needs kernel.bpf_stats_enabled=1).");
-	for (i = 0; i < snap->nr_progs; i++) {
-		strbuf__printf(out, "pmbpf_bpf_program_runs_total{program=");
-		prom__label_value(out, snap->progs[i].name);
-		strbuf__printf(out, "} ");
-		put_u64(out, snap->progs[i].run_cnt);
-	}
-	family(out, "pmbpf_bpf_program_recursion_misses_total", "counter",
-	       "Runs of each BPF program skipped because it was already running on that CPU.");
-	for (i = 0; i < snap->nr_progs; i++) {
-		strbuf__printf(out, "pmbpf_bpf_program_recursion_misses_total{program=");
-		prom__label_value(out, snap->progs[i].name);
-		strbuf__printf(out, "} ");
-		put_u64(out, snap->progs[i].recursion_misses);
-	}
-	gauge(out, "pmbpf_bpf_stats_enabled",
-	      "1 when kernel.bpf_stats_enabled=1, so that program run time and runs are counted.",
-	      self->bpf_stats_enabled);
-	self_stats(out, snap);
-	counter(out, "pmbpf_collections_total", "Collections (reads of the kernel maps) done.",
-		self->collections);
-	counter(out, "pmbpf_collection_errors_total", "Collections that failed.",
-		self->collection_errors);
-	family(out, "pmbpf_collection_seconds_total", "counter", "Time spent collecting.");
-	strbuf__printf(out, "pmbpf_collection_seconds_total ");
-	put_double(out, self->collection_seconds);
-	gauge(out, "pmbpf_last_collection_timestamp_seconds", "When the last collection ended.",
-	      snap->time_ns / 1e9);
-	gauge(out, "pmbpf_interval_seconds", "Length of the last collection interval.",
-	      snap->interval_ns / 1e9);
-	{
-		size_t procs, cgroups, tracked;
-
-		prom__counts(ps, &procs, &cgroups, &tracked);
-		gauge(out, "pmbpf_exported_processes",
-		      "Processes with series (at most 2 x --top-k: the top K and lingering ones).",
-		      procs);
-		gauge(out, "pmbpf_exported_cgroups", "Cgroups with series.", cgroups);
-		gauge(out, "pmbpf_tracked_processes", "Processes tracked for the CPU ranking.",
-		      tracked);
-		if (ps->o.threads) {
-			prom__thread_counts(ps, &procs, &tracked);
-			gauge(out, "pmbpf_exported_threads",
-			      "Threads with series (--threads; at most 2 x --top-k: the top K and lingering ones).",
-			      procs);
-			gauge(out, "pmbpf_tracked_threads",
-			      "Threads tracked for the CPU ranking (--threads).", tracked);
-		}
-	}
-	family(out, "pmbpf_http_requests_total", "counter",
-	       "HTTP requests answered, by status class.");
-	for (i = 0; i < 4; i++)
-		strbuf__printf(out, "pmbpf_http_requests_total{code=\"%s\"} %llu\n", codes[i],
-			       (unsigned long long)self->http_requests[i]);
-
-	gauge(out, "process_resident_memory_bytes", "Resident memory of pmbpf.", self->rss_bytes);
-	gauge(out, "process_virtual_memory_bytes", "Virtual memory of pmbpf.", self->vsize_bytes);
-	family(out, "process_cpu_seconds_total", "counter", "CPU time of pmbpf (user and system).");
-	strbuf__printf(out, "process_cpu_seconds_total ");
-	put_double(out, self->cpu_seconds);
-	gauge(out, "process_open_fds", "Open file descriptors of pmbpf.", self->open_fds);
-	gauge(out, "process_start_time_seconds", "When pmbpf started (Unix time).",
-	      self->start_time_seconds);
+	sf = catalog__self(&nr);
+	for (i = 0; i < nr; i++)
+		if (sf[i].src == SELF_SERVE && sf[i].index == (int)k)
+			return &sf[i];
+	return NULL;
 }
 
 /* What the families and samples depend on in snap, but the sets' counters: the events and metrics. */
@@ -1709,6 +1747,5 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 			break;
 		p = nl;
 	}
-	gauge(out, "pmbpf_exposition_samples", "Samples in this exposition, this one included.",
-	      samples + 1);
+	self_sample(out, serve_figure(SERVE_SAMPLES), samples + 1);
 }
