@@ -9,7 +9,10 @@ Sections (all in one run, monitored and unmonitored runs alternating):
             the naive program with 1, 2, 4, 8 counters give the cost per counter
   slowdown  four workloads unmonitored (A) and monitored (B), A B A B
   scale     userspace CPU per refresh and memory of pmbpf and tiptop with
-            0 to 10,000 live processes, idle or running
+            0 to 10,000 live processes, idle or running; at 1,000 to 10,000
+            active processes and 10,000 active threads also record --threads,
+            serve (scraped every second) and the floor (bench/floor: a plain
+            batch read of pmbpf's maps), all in the same run
 
 Writes OUT/results.json (every sample) and OUT/summary.md. Run through
 `make bench` (root). Needs Debian's bpftrace, libbpf-tools, linux-perf, tiptop
@@ -41,6 +44,12 @@ PMBPF_NODELAYS = "pmbpf no counter --no-delays"
 PMBPF_WAKEPROGS = "pmbpf 4 sw counters, wakeup programs (--wakeup-progs)"
 PMBPF_NOFOLD = "pmbpf no counter, map path (--thread-fold=off)"
 PMBPF_THREADS = "pmbpf no counter --threads"
+# the scale section's tools at active processes and threads
+REC_JSON = "pmbpf -e SW4 record -o json"
+REC_THREADS = "pmbpf -e SW4 record --threads -o json"
+SERVE = "pmbpf -e SW4 serve (scraped every 1 s)"
+TIPTOP1 = "tiptop -d 1 (software events)"
+FLOOR = "floor: batch read of pmbpf's maps (bench/floor)"
 NAIVE_RQ = "naive N=4 + wakeup hash"
 BPFTRACE_PROG = "tracepoint:sched:sched_switch { @[pid] = count(); }"
 NCPU = os.cpu_count() or 1
@@ -222,6 +231,60 @@ class Monitor:
         return rc
 
 
+class ServeMonitor(Monitor):
+    """pmbpf serve, scraped every second (tick) as Prometheus would; its
+    refreshes are its collections (pmbpf_collections_total)."""
+
+    def __init__(self, name, cmd, port):
+        super().__init__(name, cmd, ready_fd="anon_inode:bpf_link", settle=0.5)
+        self.port = port
+        self.collections = 0
+
+    def scrape(self):
+        try:
+            import urllib.request
+            body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % self.port,
+                                          timeout=5).read()
+        except OSError:
+            return None
+        m = re.search(rb"^pmbpf_collections_total (\d+)", body, re.M)
+        return int(m.group(1)) if m else None
+
+    def tick(self):
+        c = self.scrape()
+        if c is not None:
+            self.collections = c
+
+    def refreshes(self):
+        self.tick()
+        return self.collections
+
+
+class FloorMonitor(Monitor):
+    """bench/floor reading the maps of a pmbpf serve started for it (whose
+    own CPU is not counted): the floor of a refresh."""
+
+    def __init__(self, name, floor, provider):
+        super().__init__(name, [floor], ready_re=r"ready", settle=0.3)
+        self.floor, self.provider = floor, provider
+
+    def start(self, tmp):
+        ptmp = os.path.join(tmp, "provider")
+        os.makedirs(ptmp, exist_ok=True)
+        self.provider.start(ptmp)
+        self.cmd = [self.floor, str(self.provider.proc.pid), "1000"]
+        try:
+            super().start(tmp)
+        except Exception:
+            self.provider.stop()
+            raise
+
+    def stop(self):
+        rc = super().stop()
+        self.provider.stop()
+        return rc
+
+
 # ---------------------------------------------------------------------------
 # set-up
 
@@ -247,8 +310,12 @@ class Bench:
             "forkexec_n": 100 if q else 500,
             "tiptop_delay": "0.5",
             "scale_counts": [0, 2000, 10000] if q else [0, 1000, 2000, 5000, 10000],
+            # active processes (and threads) for every tool, floor included
+            "scale_active": [1000, 10000] if q else [1000, 5000, 10000],
+            "scale_threads": 10000,
             "scale_intervals": 3 if q else 5,
             "scale_warmup_s": 2.0,
+            "scale_max_window_s": 40.0,
             "ran_period_ms": 500,
         }
         self.results = {"version": 1, "config": self.cfg, "errors": []}
@@ -273,6 +340,20 @@ class Bench:
         mon.refresh_mark = lambda out: out.count(b'"type":"system"')  # one per interval
         return mon
 
+    def mon_serve(self, name, extra=()):
+        self.port = getattr(self, "port", 19300) + 1
+        return ServeMonitor(name, [self.pmbpf, "serve", "-i", "1", "-e", SW4, "-l",
+                                   "127.0.0.1:%d" % self.port] + list(extra), self.port)
+
+    def mon_floor(self):
+        self.port = getattr(self, "port", 19300) + 1
+        provider = Monitor("pmbpf serve (the floor's map owner)",
+                           [self.pmbpf, "serve", "-i", "1", "-e", SW4, "-l",
+                            "127.0.0.1:%d" % self.port], ready_fd="anon_inode:bpf_link")
+        mon = FloorMonitor(FLOOR, os.path.join(self.bin, "floor"), provider)
+        mon.refresh_mark = lambda out: out.count(b"refresh ")
+        return mon
+
     def mon_naive(self, name, progs, n=0):
         return Monitor(name, [os.path.join(self.bin, "naive"), "-p", progs, "-n", str(n)],
                        ready_re=r"ready", settle=0.1)
@@ -285,9 +366,10 @@ class Bench:
         # its "Tracing..." line sits in a stdio buffer until exit: wait for the links
         return Monitor("runqlat", [self.runqlat], ready_fd="anon_inode:bpf_link", settle=0.3)
 
-    def mon_tiptop(self, delay):
+    def mon_tiptop(self, delay, threads=False):
         mon = Monitor("tiptop -d %s (software events)" % delay,
-                       ["tiptop", "-b", "-d", str(delay), "-n", "1000000", "-W", self.tiptop_dir],
+                       ["tiptop", "-b", "-d", str(delay), "-n", "1000000", "-W", self.tiptop_dir]
+                      + (["-H"] if threads else []),
                        ready_fd="anon_inode:[perf_event]", settle=0.3,
                       env={"LD_PRELOAD": os.path.join(self.bin, "tiptop_sw.so"),
                            "HOME": self.tiptop_dir},
@@ -585,10 +667,10 @@ class Bench:
     # -----------------------------------------------------------------------
     # section 3: userspace cost at scale
 
-    def start_idlers(self, n, mode):
+    def start_idlers(self, n, mode, kind="idlers"):
         if n == 0:
             return None
-        p = subprocess.Popen([os.path.join(self.bin, "workload"), "idlers", str(n), mode,
+        p = subprocess.Popen([os.path.join(self.bin, "workload"), kind, str(n), mode,
                               str(self.cfg["ran_period_ms"])], stdout=subprocess.PIPE,
                              stdin=subprocess.DEVNULL, text=True)
         line = p.stdout.readline()
@@ -655,7 +737,63 @@ class Bench:
                     log("scale %-32s %6d %-8s cpu/refresh %s ms (%s refreshes)  rss %s KiB  "
                         "fds %s" % (tname, n, mode, fmt(row.get("cpu_ms_per_refresh"), 2),
                                     row.get("refreshes"), row.get("rss_kib"), row.get("fds")))
+        rows += self.scale_active()
         self.results["scale"] = rows
+
+    def render_cost(self):
+        """bench/render: the renderers alone on a synthetic 10,000-row
+        snapshot (JSON, CSV, serve's refresh), CPU time per row."""
+        rows = []
+        for extra in ([], ["-t"]):
+            p = subprocess.run([os.path.join(self.bin, "render"), "-n", "10000", "-r",
+                                "5" if self.cfg["quick"] else "20"] + extra,
+                               capture_output=True, text=True, timeout=600)
+            if p.returncode:
+                self.error("render", p.stderr.strip())
+                continue
+            rows += [json.loads(line) for line in p.stdout.splitlines()]
+        for r in rows:
+            log("render %-10s threads=%-5s top_k=%-5s %.3f us per row" % (
+                r["format"], r["threads"], r.get("top_k", "-"), r["us_per_row"]))
+        self.results["render"] = rows
+
+    def scale_active(self):
+        """Every tool at active processes and threads (each wakes every
+        ran_period_ms), one population started once for all of them."""
+        self.render_cost()
+        tools = [
+            (REC_JSON, lambda: self.mon_pmbpf(SW4, name=REC_JSON)),
+            (REC_THREADS, lambda: self.mon_pmbpf(SW4, name=REC_THREADS, extra=["--threads"])),
+            (SERVE, lambda: self.mon_serve(SERVE)),
+            (TIPTOP1, lambda: self.mon_tiptop(1, threads=self.pop_threads)),
+            (FLOOR, self.mon_floor),
+        ]
+        pops = [(n, "active", "idlers") for n in self.cfg["scale_active"]]
+        pops.append((self.cfg["scale_threads"], "active threads", "threads"))
+        rows = []
+        for n, mode, kind in pops:
+            self.pop_threads = kind == "threads"  # tiptop -H: a row per thread
+            idlers = None
+            try:
+                idlers = self.start_idlers(n, "ran", kind)
+                time.sleep(self.cfg["ran_period_ms"] / 1000.0 * 2)
+                for tname, make in tools:
+                    row = {"processes": n, "mode": mode, "tool": tname}
+                    try:
+                        row.update(self.measure_tool(make()))
+                    except (RuntimeError, OSError, ValueError,
+                            subprocess.SubprocessError) as e:
+                        self.error("scale %s %d %s" % (tname, n, mode), e)
+                        row["error"] = str(e)
+                    rows.append(row)
+                    log("scale %-44s %6d %-14s cpu/refresh %s ms (%s refreshes)  rss %s KiB"
+                        % (tname, n, mode, fmt(row.get("cpu_ms_per_refresh"), 2),
+                           row.get("refreshes"), row.get("rss_kib")))
+            except (RuntimeError, OSError) as e:
+                self.error("scale %d %s" % (n, mode), e)
+            finally:
+                self.stop_idlers(idlers)
+        return rows
 
     def sample_running(self, mon):
         """CPU of the tool per refresh: CPU time over a window / refreshes it
@@ -666,8 +804,13 @@ class Bench:
         first = last = cpu_ns(pid)
         r0 = mon.refreshes()
         t0 = time.monotonic()
-        for _ in range(self.cfg["scale_intervals"]):
+        # a tool slower than its interval (tiptop at 10,000 tasks): until it
+        # has refreshed twice in the window, up to scale_max_window_s
+        while len(per_s) < self.cfg["scale_intervals"] or (
+                mon.refreshes() - r0 < 2 and time.monotonic() - t0 < self.cfg["scale_max_window_s"]):
             time.sleep(1.0)
+            if hasattr(mon, "tick"):
+                mon.tick()
             now = cpu_ns(pid)
             per_s.append((now - last) / 1e6)
             last = now
@@ -693,6 +836,10 @@ class Bench:
                 self.section_slowdown()
             if "scale" in sections:
                 self.section_scale()
+            elif "scale-active" in sections:
+                log("section scale (active processes and threads only)")
+                self.note_environment("scale")
+                self.results["scale"] = self.scale_active()
         finally:
             self.results["duration_s"] = round(time.monotonic() - t0, 1)
             self.results["targets"] = targets(self.results)
@@ -882,10 +1029,35 @@ def targets(results):
             "pmbpf %s ms, tiptop %s ms" % (fmt(p, 2), fmt(tt, 2)))
         worst = None
         for r in results["scale"]:
-            if r["tool"].startswith("pmbpf") and r["processes"] == 10000 and r.get("hwm_kib"):
+            if (r["tool"].startswith("pmbpf") and r["processes"] == 10000 and r.get("hwm_kib")
+                    and r["mode"] in ("idle", "ran", "ran once")):
                 worst = max(worst or 0, r["hwm_kib"])
         add("pmbpf peak RSS (VmHWM) at 10,000 processes", worst and "%.1f MiB" % (worst / 1024),
             "< 32 MiB", worst is not None and worst < 32 * 1024)
+        n = max(results["config"].get("scale_active") or [0])
+        tt = scale_cpu(results, TIPTOP1, n, "active")
+        fl = scale_cpu(results, FLOOR, n, "active")
+        for tool, goal in ((SERVE, 1 / 20), (REC_JSON, 1 / 5)):
+            p = scale_cpu(results, tool, n, "active")
+            add("CPU per refresh at %s active processes: %s / tiptop" % (n, tool),
+                p is not None and tt and round(p / tt, 3) or None, "<= %.2f" % goal,
+                p is not None and tt and p / tt <= goal,
+                "%s %s ms, tiptop %s ms, floor %s ms" % (tool, fmt(p, 2), fmt(tt, 2),
+                                                         fmt(fl, 2)))
+        nt = results["config"].get("scale_threads")
+        p = scale_cpu(results, REC_THREADS, nt, "active threads")
+        tt = scale_cpu(results, TIPTOP1, nt, "active threads")
+        for r in results.get("render", []):
+            if r["format"] in ("json", "csv"):
+                add("%s rendering per row (bench/render, 10,000 %s)" % (
+                    r["format"], "threads" if r["threads"] else "processes"),
+                    "%.3f us" % r["us_per_row"], "<= 2 us", r["us_per_row"] <= 2)
+        add("CPU per refresh at %s active threads: %s / tiptop" % (nt, REC_THREADS),
+            p is not None and tt and round(p / tt, 3) or None, "<= 0.33",
+            p is not None and tt and p / tt <= 1 / 3,
+            "pmbpf %s ms, tiptop %s ms, floor %s ms" % (
+                fmt(p, 2), fmt(tt, 2),
+                fmt(scale_cpu(results, FLOOR, nt, "active threads"), 2)))
         c0 = scale_cpu(results, "pmbpf", 0, "none")
         ci = scale_cpu(results, "pmbpf", 10000, "idle")
         co = scale_cpu(results, "pmbpf", 10000, "ran once")
@@ -1014,8 +1186,13 @@ def summary_md(res, args):
                  "CPU ms per second as median [min-max] of the 1 s samples; RSS and peak RSS "
                  "(VmHWM) at the end; open fds. idle: processes sleep and never run; ran: each "
                  "wakes every %d ms; ran once: spawned while pmbpf runs, then idle (the kernel "
-                 "map holds them).\n" % (res["config"]["scale_intervals"],
+                 "map holds them); active: each of N processes wakes every %d ms, every tool "
+                 "measured on the same population; active threads: N threads of one process "
+                 "(tiptop with -H); serve is scraped every second; the floor is bench/floor, a "
+                 "plain batch read of the maps of a pmbpf serve (its own CPU only).\n" % (
+                     res["config"]["scale_intervals"],
                                          res["config"]["scale_warmup_s"],
+                                         res["config"]["ran_period_ms"],
                                          res["config"]["ran_period_ms"]))
         L.append("| processes | mode | tool | CPU ms / refresh | refreshes | CPU ms / s "
                  "| RSS MiB | peak RSS MiB | fds |")
@@ -1027,6 +1204,19 @@ def summary_md(res, args):
                 r.get("refreshes", "-"), rng(r.get("cpu_ms_per_s"), 1),
                 fmt(r.get("rss_kib") and r["rss_kib"] / 1024, 1),
                 fmt(r.get("hwm_kib") and r["hwm_kib"] / 1024, 1), r.get("fds", "-")))
+        L.append("")
+    if res.get("render"):
+        L.append("## Rendering alone (bench/render, 10,000 rows)\n")
+        L.append("CPU time (user + system) per row of a synthetic snapshot of 10,000 processes "
+                 "(or threads) with 4 software events, rendered to /dev/null; serve: "
+                 "prom__update + prom__render per refresh after two full ones, a tenth of the "
+                 "rows in each (the others' series unchanged), per row and per changed row.\n")
+        L.append("| format | threads | top K | us / row | us / changed row |")
+        L.append("|---|---|---|---|---|")
+        for r in res["render"]:
+            L.append("| %s | %s | %s | %s | %s |" % (
+                r["format"], r["threads"], r.get("top_k", "-"), fmt(r["us_per_row"], 3),
+                fmt(r.get("us_per_changed_row"), 3)))
         L.append("")
     if res.get("targets"):
         L.append("## Targets\n")
@@ -1060,10 +1250,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="scaled-down smoke run (~3 min)")
     ap.add_argument("--pairs", type=int, help="A/B pairs and cost repetitions (default 5)")
     ap.add_argument("--sections", default="cost,slowdown,scale",
-                    help="comma-separated subset of cost,slowdown,scale")
+                    help="comma-separated subset of cost,slowdown,scale (scale-active: "
+                    "only scale's active processes and threads, every tool)")
     ap.add_argument("--variants", help="cost: only the variants whose name matches this regex")
     args = ap.parse_args()
-    for f in ("naive", "workload", "tiptop_sw.so"):
+    for f in ("naive", "workload", "tiptop_sw.so", "floor"):
         if not os.path.exists(os.path.join(args.bin, f)):
             sys.exit("bench: %s missing in %s: run through `make bench`" % (f, args.bin))
     return Bench(args).run()

@@ -10,7 +10,9 @@
  *   workload idlers N idle|ran MS  N live processes that sleep forever (idle)
  *                                  or wake every MS milliseconds (ran); prints
  *                                  "ready" when all exist, stops on SIGTERM
+ *   workload threads N idle|ran MS the same with N threads of one process
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,11 +149,61 @@ static int idlers(long n, int ran, long period_ms)
 		;
 	return 0;
 }
+static struct timespec thread_period;
+
+static void *idle_thread(void *arg)
+{
+	long i = (long)arg;
+
+	if (thread_period.tv_sec || thread_period.tv_nsec) {
+		long off_ns = (i % 1000) * (thread_period.tv_sec * 1000 +
+					     thread_period.tv_nsec / 1000000) * 1000L;
+		struct timespec first = { off_ns / 1000000000L, off_ns % 1000000000L };
+
+		nanosleep(&first, NULL);
+		for (;;)
+			nanosleep(&thread_period, NULL);
+	}
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* N threads of this process that sleep (idle) or wake every period_ms (ran). */
+static int threads(long n, int ran, long period_ms)
+{
+	pthread_attr_t attr;
+	sigset_t block;
+	long i;
+	int sig;
+
+	if (ran)
+		thread_period = (struct timespec){ period_ms / 1000, (period_ms % 1000) * 1000000L };
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (i = 0; i < n; i++) {
+		pthread_t t;
+		int err = pthread_create(&t, &attr, idle_thread, (void *)i);
+
+		if (err) {
+			fprintf(stderr, "workload: thread %ld: %s\n", i, strerror(err));
+			return 1;
+		}
+	}
+	printf("ready\n");
+	fflush(stdout);
+	sigwait(&block, &sig);
+	return 0;
+}
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: workload spin PROCS ITERS | forkexec PROCS N | "
-			"idlers N idle|ran PERIOD_MS\n");
+			"idlers N idle|ran PERIOD_MS | threads N idle|ran PERIOD_MS\n");
 	exit(2);
 }
 
@@ -165,6 +217,8 @@ int main(int argc, char **argv)
 		elapsed = in_parallel(atoi(argv[2]), forkexec, atol(argv[3]));
 	else if (argc == 5 && !strcmp(argv[1], "idlers"))
 		return idlers(atol(argv[2]), !strcmp(argv[3], "ran"), atol(argv[4]));
+	else if (argc == 5 && !strcmp(argv[1], "threads"))
+		return threads(atol(argv[2]), !strcmp(argv[3], "ran"), atol(argv[4]));
 	else
 		usage();
 	printf("{\"elapsed_s\": %.6f}\n", elapsed);

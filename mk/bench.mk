@@ -31,7 +31,7 @@ $(BENCH_OUT)naive: bench/naive.c $(BENCH_OUT)naive.skel.h
 
 $(BENCH_OUT)workload: bench/workload.c | $(BENCH_OUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $< $(ALL_LDFLAGS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP $< $(ALL_LDFLAGS) -lpthread -o $@
 
 # a plain batch read of another process's maps: the floor of a refresh
 $(BENCH_OUT)floor: bench/floor.c | $(BENCH_OUT)

@@ -516,6 +516,61 @@ static void test_empty_snapshot(void)
 	free(buf);
 }
 
+/* A stream that counts the writes it gets (unbuffered: one per fwrite or fputc). */
+static ssize_t count_write(void *cookie, const char *buf, size_t size)
+{
+	size_t *n = cookie;
+
+	(void)buf;
+	n[0]++;
+	n[1] += size;
+	return size;
+}
+
+/*
+ * 10,000 rows of JSON and of CSV reach the stream in large pieces, not a
+ * stdio call per character or number: at least 4 KiB a call on average
+ * (the renderers format into an 8 KiB buffer). The cost per row is
+ * measured by bench/render, not here (a loaded host).
+ */
+static void test_few_writes(void)
+{
+	static const enum output_format fmts[] = { OUTPUT_JSON, OUTPUT_CSV };
+	struct snapshot big = snap;
+	size_t r, k;
+
+	big.rows = NULL;
+	big.nr_rows = big.cap_rows = 0;
+	big.threads = NULL;
+	big.nr_threads = big.cap_threads = 0;
+	big.cgroups = NULL;
+	big.nr_cgroups = big.cap_cgroups = 0;
+	big.strings = NULL;
+	for (r = 0; r < 10000; r++) {
+		struct proc_row *row = snapshot__add_row(&big);
+
+		if (!row)
+			return;
+		*row = snap.rows[0];
+		row->pid = 1000 + r;
+	}
+	for (k = 0; k < 2; k++) {
+		cookie_io_functions_t io = { .write = count_write };
+		struct output o = { .format = fmts[k], .procs = true };
+		size_t n[2] = {};
+
+		o.f = fopencookie(n, "w", io);
+		if (!o.f)
+			return;
+		setvbuf(o.f, NULL, _IONBF, 0);
+		CHECK_EQ_INT(output__snapshot(&o, &big), 0);
+		fclose(o.f);
+		check_record(n[1] > 10000 * 100 && n[0] * 4096 <= n[1], __FILE__, __LINE__,
+			     "%s: %zu bytes in %zu writes", k ? "CSV" : "JSON", n[1], n[0]);
+	}
+	snapshot__free(&big);
+}
+
 int main(void)
 {
 	build_snapshot();
@@ -528,6 +583,7 @@ int main(void)
 	test_table();
 	test_command();
 	test_empty_snapshot();
+	test_few_writes();
 	snapshot__free(&snap);
 	return check_summary();
 }
