@@ -14,7 +14,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -672,7 +671,8 @@ def test_grace_period():
 
 
 def test_unit_file(tmp_path):
-    """make install stages the unit, defaults, sysusers, sysctl, man pages, completion,
+    """make install stages the unit, defaults, sysusers, the sysctl file (inactive, in
+    share/pmbpf; in lib/sysctl.d only with PERF_EVENT_PARANOID=2), man pages, completion,
     docs (with what they link to) and the Prometheus rules with their tests, uncompressed
     data under share/pmbpf (promtool passes them where installed); the unit verifies, its
     Documentation= is pmbpf-serve(8)."""
@@ -685,7 +685,7 @@ def test_unit_file(tmp_path):
     assert "systemctl enable" not in p.stdout and "staged into" in p.stdout, p.stdout
     doc = "usr/local/share/doc/pmbpf/"
     for f in ("usr/local/bin/pmbpf", "usr/local/lib/systemd/system/pmbpf.service",
-              "usr/local/lib/sysusers.d/pmbpf.conf", "usr/local/lib/sysctl.d/50-pmbpf.conf",
+              "usr/local/lib/sysusers.d/pmbpf.conf", "usr/local/share/pmbpf/50-pmbpf.conf",
               "etc/default/pmbpf", "usr/local/share/man/man8/pmbpf-record.8",
               "usr/local/share/man/man7/pmbpf-fields.7",
               "usr/local/share/bash-completion/completions/pmbpf", doc + "README.md",
@@ -693,6 +693,16 @@ def test_unit_file(tmp_path):
               "usr/local/share/pmbpf/prometheus/tests/alerts.test.yml",
               "usr/local/share/pmbpf/prometheus/tests/recording.test.yml"):
         assert (dest / f).exists(), f
+    # kernel.perf_event_paranoid is the admin's: no active sysctl.d file unless asked
+    assert not (dest / "usr/local/lib/sysctl.d").exists()
+    asked = tmp_path / "asked"
+    p = subprocess.run(["make", "-s", "install", f"DESTDIR={asked}", f"OUTPUT={BUILD}",
+                        "PERF_EVENT_PARANOID=2"],
+                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert (asked / "usr/local/lib/sysctl.d/50-pmbpf.conf").read_text() == \
+        (dest / "usr/local/share/pmbpf/50-pmbpf.conf").read_text()
     if shutil.which("promtool"):
         rules = dest / "usr/local/share/pmbpf/prometheus"
         p = subprocess.run(["promtool", "test", "rules"] + sorted(os.listdir(rules / "tests")),

@@ -14,12 +14,13 @@ cd /tmp || exit 1
 # Debian package (run.sh -d writes /etc/pmbpf-vmtest.env).
 PMBPF_UNIT=/usr/local/lib/systemd/system/pmbpf.service
 PMBPF_BIN=/usr/local/bin/pmbpf
-PMBPF_SYSCTL=/usr/local/lib/sysctl.d/50-pmbpf.conf
+PMBPF_SYSCTL=/usr/local/share/pmbpf/50-pmbpf.conf
 PMBPF_SYSUSERS=/usr/local/lib/sysusers.d/pmbpf.conf
 PMBPF_HOW="make install"
-# make install applies the sysctl file; the package leaves the level alone
-# (PMBPF_SYSCTL_ACTIVE=0) and the admin runs the command the service logs.
-PMBPF_SYSCTL_ACTIVE=1
+# make install and the package leave the level alone (PMBPF_SYSCTL_ACTIVE=0:
+# the file is inactive) and the admin runs the command the service logs;
+# make install PERF_EVENT_PARANOID=2 (PMBPF_SYSCTL_ACTIVE=1) applies it.
+PMBPF_SYSCTL_ACTIVE=0
 # shellcheck disable=SC1091
 [ -r /etc/pmbpf-vmtest.env ] && . /etc/pmbpf-vmtest.env
 
@@ -83,16 +84,17 @@ fi
 # perf_event_open needs CAP_SYS_ADMIN and CAP_PERFMON is not enough.
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
 if [ "$PMBPF_SYSCTL_ACTIVE" = 1 ]; then
-	# make install's sysctl.d drop-in, applied at boot
+	# make install PERF_EVENT_PARANOID=2's sysctl.d drop-in, applied at boot
 	if [ -f "$PMBPF_SYSCTL" ] && [ "$paranoid" -le 2 ]; then
 		pass sysctl "kernel.perf_event_paranoid=$paranoid ($PMBPF_SYSCTL)"
 	else
 		fail sysctl "kernel.perf_event_paranoid=$paranoid: perf events need CAP_SYS_ADMIN at 3"
 	fi
 else
-	# The package left the kernel's 3 alone (its sysctl file is inactive, in
-	# /usr/share/pmbpf); the service says what is missing and the command.
-	active=$(ls /etc/sysctl.d/*pmbpf* /usr/lib/sysctl.d/*pmbpf* /lib/sysctl.d/*pmbpf* 2>/dev/null | tr '\n' ' ')
+	# make install and the package left the kernel's 3 alone (the sysctl file
+	# is inactive, in share/pmbpf); the service says what is missing and the command.
+	active=$(ls /etc/sysctl.d/*pmbpf* /usr/lib/sysctl.d/*pmbpf* /lib/sysctl.d/*pmbpf* \
+		/usr/local/lib/sysctl.d/*pmbpf* 2>/dev/null | tr '\n' ' ')
 	if [ "$paranoid" = 3 ] && [ -z "$active" ] && [ -f "$PMBPF_SYSCTL" ]; then
 		pass sysctl-untouched "kernel.perf_event_paranoid=$paranoid, as Debian's kernel set it; no pmbpf sysctl.d file (inactive copy: $PMBPF_SYSCTL)"
 	else
