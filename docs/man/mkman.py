@@ -13,7 +13,7 @@ itself is generated, so that it cannot drift from the binary:
   @INCLUDE file@      a shared fragment from docs/man/ (e.g. events.roff)
   @MARKDOWN file@     a Markdown file of the checkout (docs/fields.md) as roff
   @KEYS file@         the key table of top's help screen (help_lines[] in
-                      user/cmd/top.c, the lines that top draws for '?') as .TP items
+                      user/cmd/top_draw.c, the lines that top draws for '?') as .TP items
 
 CMD comes from the template's file name (pmbpf-record.8.in: record).
 Usage: mkman.py --pmbpf BIN --version V --date YYYY-MM-DD TEMPLATE > PAGE
