@@ -416,7 +416,11 @@ def test_serve_delay_pairs_bounded(cg):
     Filtered to the test's cgroups (-G), so that the waiters are the victim
     and the antagonist: their pairs with each other and with whatever else
     ran on that CPU are more than 3, and the two between victim and
-    antagonist are the largest.
+    antagonist are the largest. The victim's wait credited to the antagonist
+    is held, as in test_victim_delay_goes_to_antagonist, to what the kernel
+    kept for the same run: at least the wait that the CPU time of everything
+    else on that CPU (its time not idle, less the pair's cpu.stat) cannot
+    cover (a fixed 90% of the wait failed on a busy host: 0.017 s of 0.059 s).
     """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
@@ -433,9 +437,13 @@ def test_serve_delay_pairs_bounded(cg):
                 break
         assert port, "serve did not start"
         ant = start_in(adir, cpu, "spin", 60)
+        wait_comm(ant.pid, "work")
         time.sleep(0.3)
+        busy0, ant0 = cpu_busy_ns(cpu), cgroup_usage_ns(adir)
         vic = start_in(vdir, cpu, "sleep", 1000, 500)
         vic.communicate(timeout=60)
+        busy1, ant1, vic_ns = cpu_busy_ns(cpu), cgroup_usage_ns(adir), cgroup_usage_ns(vdir)
+        others = max(0, busy1 - busy0 - vic_ns - (ant1 - ant0))
         ant.kill()
         ant.wait()
         time.sleep(0.6)
@@ -449,9 +457,17 @@ def test_serve_delay_pairs_bounded(cg):
     assert 1 <= len(series) <= 3, series
     got = sample(text, fam, cgroup=vrel, by=arel)
     waited = sample(text, "pmbpf_cgroup_runqueue_latency_seconds_sum", cgroup=vrel)
-    assert got is not None and waited, (series, waited)
+    assert waited, (series, waited)
+    least = 0.9 * (waited - others / 1e9)
+    if got is None:
+        # others' tasks on that CPU (a busy host) delayed the pair more: the
+        # three series kept are then the largest, each above the pair's least
+        values = [float(l.rsplit(" ", 1)[1]) for l in series]
+        assert len(series) == 3 and min(values) >= least, (series, least, others / 1e9)
+        return
     # the cgroup's latency sum includes its descendants; it has none
-    assert 0.9 * waited <= got <= waited * 1.000001, (got, waited)
+    assert 0 < got <= waited * 1.000001, (got, waited)
+    assert got >= least, (got, waited, others / 1e9)
 
 
 @pytest.mark.parametrize("args,on", [((), True), (("--no-delays",), False),
