@@ -603,8 +603,9 @@ def test_time_view_shares(pane, workbin):
     os.makedirs(cg, exist_ok=True)
     procs = []
     try:
-        spin = spawn(workbin, "spin", 30, cgroup=cg, nice=-20)
-        sleeper = spawn(workbin, "sleep", 600, 50000, cgroup=cg, nice=-20)
+        # long enough for a slow run on a loaded host (killed at the end)
+        spin = spawn(workbin, "spin", 180, cgroup=cg, nice=-20)
+        sleeper = spawn(workbin, "sleep", 3600, 50000, cgroup=cg, nice=-20)
         procs += [spin, sleeper]
         t = pane(f"-e {EVENTS} -d 2")
         t.keys("/")
@@ -630,6 +631,8 @@ def test_time_view_shares(pane, workbin):
             assert abs(float(row[off]) - asleep) <= 5, (asleep, show(s))
             parts = [c for c in head if c.endswith("%") and c not in ("CPU%",)]
             assert abs(sum(float(row[c]) for c in parts) - 100) <= 0.5, (parts, show(s))
+        print(show(s), "\nschedstat (on-CPU, run-queue wait per second): spinner %.3f %.3f, "
+              "sleeper %.3f %.3f" % tuple(rates))
         assert float(sp["ONCPU%"]) + float(sp["RUNQ%"]) >= 95, show(s)
         assert float(sl[off]) >= 80, show(s)
         # the spinner (most CPU%) is selected: its delay line stays above the keys
