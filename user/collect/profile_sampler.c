@@ -21,6 +21,7 @@
 #include "events.h"
 #include "profile_sampler.h"
 #include "profile_unwind.h"
+#include "strbuf.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -468,31 +469,14 @@ static void frame_clean(char *s)
 	}
 }
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static int strbuf_add(struct strbuf *b, const char *s, const char *suffix)
+/* A frame (and its suffix) into the folded line b, after a ';' but the first. */
+static int frame_add(struct strbuf *b, const char *s, const char *suffix)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-
-	if (b->len + n + m + 2 > b->cap) {
-		size_t cap = (b->len + n + m + 2) * 2;
-		char *p = realloc(b->s, cap);
-
-		if (!p)
-			return -ENOMEM;
-		b->s = p;
-		b->cap = cap;
-	}
 	if (b->len)
-		b->s[b->len++] = ';';
-	memcpy(b->s + b->len, s, n);
-	memcpy(b->s + b->len + n, suffix, m);
-	b->len += n + m;
-	b->s[b->len] = '\0';
-	return 0;
+		strbuf__putc(b, ';');
+	strbuf__puts(b, s);
+	strbuf__puts(b, suffix);
+	return b->failed ? -ENOMEM : 0;
 }
 
 static int stack_frames(struct profile *p, __s32 id, __u64 *ips)
@@ -534,20 +518,20 @@ static int stack_fold(struct profile *p, __u32 tgid, const char *pcomm, const __
 	if (!comm[0])
 		snprintf(comm, sizeof(comm), "%s", tgid ? "[unknown]" : "swapper");
 	frame_clean(comm);
-	err = strbuf_add(b, comm, "");
+	err = frame_add(b, comm, "");
 
 	if (nu < 0)
-		err = err ?: strbuf_add(b, "[unknown]", "");
+		err = err ?: frame_add(b, "[unknown]", "");
 	if (truncated)
-		err = err ?: strbuf_add(b, TRUNCATED_FRAME, "");
+		err = err ?: frame_add(b, TRUNCATED_FRAME, "");
 	for (i = nu - 1; i >= 0 && !err; i--) {
 		symbolizer__user(p->sym, (pid_t)tgid, upcs[i], i > 0, frame, sizeof(frame));
 		frame_clean(frame);
-		err = strbuf_add(b, frame, "");
+		err = frame_add(b, frame, "");
 	}
 	n = stack_frames(p, kern_stack_id, ips);
 	if (n < 0)
-		err = err ?: strbuf_add(b, "[unknown]", "_[k]");
+		err = err ?: frame_add(b, "[unknown]", "_[k]");
 	/* Off-CPU stacks are taken in the tracepoint: leave out its machinery. */
 	for (skip = 0; p->o->offcpu && skip < n; skip++)
 		if (!tracing_frame(
@@ -556,7 +540,7 @@ static int stack_fold(struct profile *p, __u32 tgid, const char *pcomm, const __
 	for (i = n - 1; i >= skip && !err; i--) {
 		symbolizer__kernel(p->sym, ips[i], i > 0, frame, sizeof(frame));
 		frame_clean(frame);
-		err = strbuf_add(b, frame, "_[k]");
+		err = frame_add(b, frame, "_[k]");
 	}
 	return err;
 }
@@ -572,7 +556,7 @@ static int entry_fold(struct profile *p, const struct entry *e, __u64 *ips, __u6
 
 static int line_add(struct folded *lines, size_t *nl, const struct strbuf *b, __u64 weight)
 {
-	lines[*nl].stack = strdup(b->s);
+	lines[*nl].stack = strdup(b->buf);
 	if (!lines[*nl].stack)
 		return -ENOMEM;
 	lines[(*nl)++].weight = weight;
@@ -638,7 +622,7 @@ int profile__fold(struct profile *p, struct folded **out, size_t *nr_out)
 	*out = lines;
 	*nr_out = nl;
 out:
-	free(b.s);
+	strbuf__free(&b);
 	free(ips);
 	free(uips);
 	free(e);
