@@ -73,6 +73,11 @@ check_pmbpf_throttle() {
 	nthr=$1
 	set -- $(cg_sum thr.out "$rel" nr_periods)
 	per=$1
+	# the spinner's run-queue wait (a throttled task is runnable): next to
+	# the throttled time, for the record (one thread on one CPU: about equal)
+	rq=$(cg_lines thr.out "$rel" | sed 's/"self".*//' |
+		sed -n 's/.*"runq":{"count":[0-9]*,"total_ns":\([0-9]*\),.*/\1/p' | awk '{ s += $1 } END { printf "%.0f", s }')
+	info pmbpf-throttle-runq "runq.total_ns $rq against throttled_ns $thr_ns over the cgroup's records"
 	# records of the cgroup without a value: a reading missed
 	gaps=$(cg_lines thr.out "$rel" | grep -c '"throttled_ns":null')
 	want_ns=$(((thr1 - thr0) * 1000))
