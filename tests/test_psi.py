@@ -123,3 +123,41 @@ def test_cpu_pressure_against_the_cgroups_file(recorder):
             checked += 1
     print("\n".join(report))
     assert checked >= 3, (checked, len(rows), report)
+
+
+@needs_root
+def test_new_cgroup_is_null_in_its_first_record(recorder):
+    """A cgroup made after pmbpf started has no earlier reading: its first
+    record's PSI figures are null (absent, never 0), the next ones have them;
+    throttling is null throughout where cgroup2 has no cpu controller."""
+    rec = recorder("-i", "500ms", "--by", "cgroup")
+    rec.wait_intervals(1)
+    cg = Cgroup("psi", "new")
+    spinner = None
+    try:
+        if not os.path.exists(cg.path + "/cpu.pressure"):
+            pytest.skip("cgroup2 has no cpu.pressure here")
+        spinner = subprocess.Popen([WORK, "spin", "30"], preexec_fn=cg.enter,
+                                   stdout=subprocess.DEVNULL)
+        end = time.time() + 30
+        while len([r for r in rec.records if r["type"] == "cgroup" and
+                   r["cgroup"] == cg.rel]) < 3:
+            assert time.time() < end and rec.proc.poll() is None, rec.stalled(30)
+            time.sleep(0.1)
+        with open(cg.path + "/cpu.stat") as f:
+            quota = any(l.startswith("throttled_usec") for l in f)
+        records = rec.stop()
+    finally:
+        if spinner:
+            spinner.kill()
+            spinner.wait()
+        cg.remove()
+    rows = [r for r in records if r["type"] == "cgroup" and r["cgroup"] == cg.rel]
+    assert all(v is None for res in FILES for v in rows[0]["psi"][res].values()), rows[0]["psi"]
+    for r in rows[1:]:
+        assert all(isinstance(v, int) for res in FILES for v in r["psi"][res].values()), r["psi"]
+    if not quota:
+        assert all(r[k] is None for r in rows for k in ("nr_periods", "nr_throttled",
+                                                       "throttled_ns")), rows
+    # the cgroup's own figures are its record's, not its processes'
+    assert "psi" not in rows[-1]["self"] and "throttled_ns" not in rows[-1]["self"]
