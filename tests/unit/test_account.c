@@ -474,6 +474,44 @@ static void test_pid_reuse(void)
 	teardown();
 }
 
+/*
+ * An entry that comes back with the same key and start before the old one's
+ * exit record is read: a residue, or with --threads a thread id reused
+ * within its process (a thread's entry carries its process's start). 400
+ * ran 10, was read, ran 2 more and its entry went with its record (12),
+ * read one read late; a new one under the same key ran 3, then 1. The new
+ * entry's 3 is below the 10 read: no row then (its difference, 3 - 10,
+ * wrapped to 2^64: seen once at load 20); the late record gives the old one
+ * its 12 - 10 = 2, exited, and the new entry is then a residue: 4, exited.
+ */
+static void test_same_key_comes_back(void)
+{
+	struct pmbpf_exit late;
+
+	setup();
+	k_credit(400, 10, 4, 0, 10);
+	do_read();
+	CHECK_ROW(row_of(400, 4, 10), 10, false);
+	k_credit(400, 10, 4, 1, 2);
+	k_exit(400, 10);
+	/* the record is read one read late (the ring buffer not drained yet) */
+	late = ring[--nr_ring];
+	k_credit(400, 10, 4, 0, 3);
+	do_read();
+	CHECK_EQ_INT(rows_of(400), 0);
+	ring[nr_ring++] = late;
+	k_credit(400, 10, 4, 1, 1);
+	do_read();
+	CHECK_EQ_INT(rows_of(400), 1);
+	CHECK_ROW(row_of(400, 4, 10), 2, true);
+	do_read();
+	CHECK_EQ_INT(rows_of(400), 1);
+	CHECK_ROW(row_of(400, 4, 10), 4, true);
+	CHECK(deleted(400, 10));
+	CHECK_CONSERVED();
+	teardown();
+}
+
 /* Processes that exit between reads are reported once, with their final counts. */
 static void test_exit_between_reads(void)
 {
@@ -1231,6 +1269,7 @@ int main(void)
 {
 	test_interval_diff();
 	test_pid_reuse();
+	test_same_key_comes_back();
 	test_exit_between_reads();
 	test_residue();
 	test_cgroup_move();

@@ -137,6 +137,26 @@ static void counts_sub(struct pmbpf_counts *d, const struct pmbpf_counts *a,
 	}
 }
 
+/*
+ * A kernel entry's counts only grow: one below what was read before is a new
+ * entry under the same key and start (its old one went with an exit record
+ * not read yet, and the same id came back: a residue, or with --threads a
+ * thread id reused within its process, whose start the entry carries).
+ */
+static bool counts_below(const struct pmbpf_counts *cur, const struct pmbpf_counts *prev)
+{
+	int i;
+
+	for (i = 0; i < PMBPF_N_NR; i++)
+		if (cur->n[i] < prev->n[i])
+			return true;
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
+		if (cur->ev[i].value < prev->ev[i].value ||
+		    cur->ev[i].enabled < prev->ev[i].enabled)
+			return true;
+	return false;
+}
+
 static bool counts_zero(const struct pmbpf_counts *d)
 {
 	int i;
@@ -400,6 +420,16 @@ int account__entry(struct account *a, const struct pmbpf_key *key, const void *v
 		grave_add(a, key, &e->cum, true);
 		memset(&e->cum, 0, sizeof(e->cum));
 		e->gen = 0;
+	}
+	/*
+	 * Below what was read before: the old entry went with an exit record
+	 * not read yet. No row (its difference would wrap to 2^64): the
+	 * record settles the old entry against what was read, and this one is
+	 * then new (a residue's path).
+	 */
+	if (e->gen && !(cur.flags & PMBPF_F_DEAD) && counts_below(&cur, &e->cum)) {
+		e->gen = a->gen;
+		return 0;
 	}
 	/* only a new entry can be the residue of a process already gone */
 	g = e->gen ? NULL : grave_find(a, key, cur.start_ns);
