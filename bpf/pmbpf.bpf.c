@@ -144,6 +144,7 @@ struct task_ts {
 	__u32 last_cpu; /* + 1, of that switch-out; 0: not seen */
 	__u32 off_state; /* enum off_state of that switch-out */
 	__u64 run_delay; /* !wakeup_progs: + 1, sched_info.run_delay after its last switch-in; 0: none seen */
+	__u64 sum_out; /* its se.sum_exec_runtime at that switch-out */
 };
 
 /*
@@ -1160,6 +1161,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			ts->wakeup_ns = prev_state == TASK_RUNNING ? now : 0;
 			ts->last_cpu = cpu + 1;
 			ts->off_state = off_state(preempt, prev_state);
+			ts->sum_out = task_sum(prev, btf);
 		}
 	}
 	/* next comes on CPU: its wait ends */
@@ -1188,12 +1190,19 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			if (!wakeup_progs)
 				ts->run_delay =
 					run_delay + (queued && raw > queued ? raw - queued : 0) + 1;
-			if (ts->offcpu_ns) {
+			/*
+			 * Not when it ran since (its se.sum_exec_runtime grew):
+			 * a switch-in and a switch-out of it came with no
+			 * sched_switch event (seen on 6.18 under load), and
+			 * that switch-out is stale: the span is lost, as
+			 * another unseen switch's, not counted twice.
+			 */
+			if (ts->offcpu_ns && task_sum(next, btf) == ts->sum_out) {
 				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;
-				ts->offcpu_ns = 0;
 				/* left in a state until woken (has_lat), then waited */
 				part_state = has_lat ? ts->off_state : OFF_OTHER;
 			}
+			ts->offcpu_ns = 0;
 			/*
 			 * off-CPU at least its run-queue wait: a thread first
 			 * seen waiting (a new one) has no switch-out, and the
