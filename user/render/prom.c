@@ -28,6 +28,7 @@
 #include "catalog.h"
 #include "delay.h"
 #include "metrics.h"
+#include "htab.h"
 #include "json_writer.h"
 #include "outbuf.h"
 #include "prom.h"
@@ -138,17 +139,6 @@ static void cache_free(struct series_cache *c)
 	free(c);
 }
 
-struct hnode {
-	struct hnode *next;
-	__u64 hash;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t nr_buckets;
-	size_t nr;
-};
-
 /*
  * A process in one cgroup, identified by its start time across PID reuse;
  * or (tid set) one thread of it.
@@ -222,15 +212,6 @@ struct prom_state {
 	__u64 shape;
 };
 
-static __u64 hash_bytes(__u64 h, const void *p, size_t n)
-{
-	const unsigned char *s = p;
-
-	while (n--)
-		h = (h ^ *s++) * 0x100000001b3ULL;
-	return h;
-}
-
 static __u64 proc_hash(__u32 pid, __u32 tid, __u64 cgroup_id, __u64 start_ns)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
@@ -253,75 +234,6 @@ static __u64 series_hash(__u32 pid, __u32 tid)
 static struct proc *snode_proc(struct hnode *n)
 {
 	return (struct proc *)((char *)n - offsetof(struct proc, snode));
-}
-
-static __u64 str_hash(const char *s)
-{
-	return hash_bytes(0xcbf29ce484222325ULL, s, strlen(s));
-}
-
-static int htab_grow(struct htab *t)
-{
-	size_t nb = t->nr_buckets ? t->nr_buckets * 2 : 256, i;
-	struct hnode **b = calloc(nb, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (i = 0; i < t->nr_buckets; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
-	}
-	free(t->b);
-	t->b = b;
-	t->nr_buckets = nb;
-	return 0;
-}
-
-static int htab_add(struct htab *t, struct hnode *n)
-{
-	struct hnode **head;
-
-	if (t->nr >= t->nr_buckets && htab_grow(t) && !t->nr_buckets)
-		return -ENOMEM;
-	head = &t->b[n->hash & (t->nr_buckets - 1)];
-	n->next = *head;
-	*head = n;
-	t->nr++;
-	return 0;
-}
-
-static void htab_del(struct htab *t, struct hnode *n)
-{
-	struct hnode **p = &t->b[n->hash & (t->nr_buckets - 1)];
-
-	for (; *p; p = &(*p)->next) {
-		if (*p == n) {
-			*p = n->next;
-			t->nr--;
-			return;
-		}
-	}
-}
-
-/* Visit every node; fn may delete the node it is given. */
-static void htab_each(struct htab *t, void (*fn)(void *ctx, struct hnode *, __u64), void *ctx,
-		      __u64 now)
-{
-	size_t i;
-
-	for (i = 0; i < t->nr_buckets; i++) {
-		struct hnode *n = t->b[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			fn(ctx, n, now);
-		}
-	}
 }
 
 struct prom_state *prom__new(const struct prom_opts *opts)
@@ -390,8 +302,8 @@ static void free_dpair_node(void *ctx, struct hnode *n, __u64 now)
 static void ranking_free(struct ranking *r)
 {
 	htab_each(&r->procs, free_proc_node, r, 0);
-	free(r->procs.b);
-	free(r->series.b);
+	htab_free(&r->procs);
+	htab_free(&r->series);
 	free(r->rank);
 }
 
@@ -403,8 +315,8 @@ void prom__free(struct prom_state *ps)
 	ranking_free(&ps->threads);
 	htab_each(&ps->cgroups, free_cg_node, ps, 0);
 	htab_each(&ps->dpairs, free_dpair_node, ps, 0);
-	free(ps->cgroups.b);
-	free(ps->dpairs.b);
+	htab_free(&ps->cgroups);
+	htab_free(&ps->dpairs);
 	free(ps);
 }
 
@@ -462,9 +374,7 @@ static struct proc *proc_find(struct ranking *r, const struct proc_row *row, __u
 	struct hnode *n;
 	struct proc *p;
 
-	if (!r->procs.nr_buckets)
-		return NULL;
-	for (n = r->procs.b[h & (r->procs.nr_buckets - 1)]; n; n = n->next) {
+	for (n = htab_chain(&r->procs, h); n; n = n->next) {
 		p = (struct proc *)n;
 		if (n->hash == h && p->pid == row->pid && p->tid == row->tid &&
 		    p->cgroup_id == row->cgroup_id && p->start_ns == row->start_ns &&
@@ -536,12 +446,10 @@ static struct cg *cg_get(struct prom_state *ps, const struct cgroup_row *row)
 	struct hnode *n;
 	struct cg *c;
 
-	if (ps->cgroups.nr_buckets) {
-		for (n = ps->cgroups.b[h & (ps->cgroups.nr_buckets - 1)]; n; n = n->next) {
-			c = (struct cg *)n;
-			if (n->hash == h && !strcmp(c->path, row->path))
-				return c;
-		}
+	for (n = htab_chain(&ps->cgroups, h); n; n = n->next) {
+		c = (struct cg *)n;
+		if (n->hash == h && !strcmp(c->path, row->path))
+			return c;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -612,7 +520,7 @@ static void export(struct ranking *r, struct proc *p)
 	struct hnode *m;
 
 	/* a PID (TID) reused in the same cgroup: the newer one takes the series */
-	for (m = r->series.b[p->snode.hash & (r->series.nr_buckets - 1)]; m; m = m->next) {
+	for (m = htab_chain(&r->series, p->snode.hash); m; m = m->next) {
 		struct proc *q = snode_proc(m);
 
 		if (q != p && q->exported && same_series(p, q)) {
@@ -763,12 +671,10 @@ static struct dpair *dpair_get(struct prom_state *ps, const char *cgroup, const 
 	struct hnode *n;
 	struct dpair *d;
 
-	if (ps->dpairs.nr_buckets) {
-		for (n = ps->dpairs.b[h & (ps->dpairs.nr_buckets - 1)]; n; n = n->next) {
-			d = (struct dpair *)n;
-			if (n->hash == h && !strcmp(d->cgroup, cgroup) && !strcmp(d->by, by))
-				return d;
-		}
+	for (n = htab_chain(&ps->dpairs, h); n; n = n->next) {
+		d = (struct dpair *)n;
+		if (n->hash == h && !strcmp(d->cgroup, cgroup) && !strcmp(d->by, by))
+			return d;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -1026,6 +932,31 @@ void prom__family(struct strbuf *sb, const char *name, const char *type, const c
 void prom__value(struct strbuf *sb, double v)
 {
 	put_double(sb, v);
+}
+
+void prom__ns(struct strbuf *sb, __u64 ns)
+{
+	put_ns(sb, ns);
+}
+
+void prom__u64(struct strbuf *sb, __u64 v)
+{
+	put_u64(sb, v);
+}
+
+double prom__system_event(const struct prom_state *ps, int i)
+{
+	return ps->system_ev[i];
+}
+
+__u64 prom__idle_ns(const struct prom_state *ps)
+{
+	return ps->idle.n[PMBPF_N_ONCPU_NS];
+}
+
+bool prom__threads(const struct prom_state *ps)
+{
+	return ps->o.threads;
 }
 
 char *prom__cgroup_labels(const char *path, const struct container_info *ci)
@@ -1298,8 +1229,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 	}
 }
 
-/* Some event asked for is a clock (counts ns): the _seconds_total families have samples. */
-static bool has_clock_event(const struct snapshot *snap)
+bool prom__has_clock_event(const struct snapshot *snap)
 {
 	int i;
 
@@ -1330,7 +1260,7 @@ static void render_sets(struct strbuf *out, const struct prom_state *ps,
 		if (j < f)
 			continue;
 		render_family(out, ps, snap, what, figs, nr, f, s, ns, false, fam++);
-		if (figs[f].prom_time && has_clock_event(snap))
+		if (figs[f].prom_time && prom__has_clock_event(snap))
 			render_family(out, ps, snap, what, figs, nr, f, s, ns, true, fam++);
 	}
 	for (j = 0; j < ns; j++)
@@ -1495,215 +1425,6 @@ out:
 	free(s);
 }
 
-/* The family line of self figure sf (HELP and TYPE from the catalog). */
-static void self_family(struct strbuf *out, const struct self_figure *sf)
-{
-	family(out, sf->prom, sf->kind == FIG_COUNTER ? "counter" : "gauge", sf->help);
-}
-
-/* sf's one sample without labels: "name value". */
-static void self_sample(struct strbuf *out, const struct self_figure *sf, double v)
-{
-	self_family(out, sf);
-	strbuf__puts(out, sf->prom);
-	strbuf__putc(out, ' ');
-	put_double(out, v);
-}
-
-/* "name{label=" of a labelled sample of sf; the caller adds the value and the rest. */
-static void self_labelled(struct strbuf *out, const struct self_figure *sf, const char *label,
-			  const char *value)
-{
-	strbuf__puts(out, sf->prom);
-	strbuf__putc(out, '{');
-	strbuf__puts(out, label);
-	strbuf__putc(out, '=');
-	prom__label_value(out, value);
-}
-
-/* One of serve's own families (catalog SELF_SERVE), from the state, the snapshot, self. */
-static void serve_stat(struct strbuf *out, const struct prom_state *ps, const struct snapshot *snap,
-		       const struct prom_self *self, const struct self_figure *sf)
-{
-	static const char *const codes[] = { "2xx", "4xx", "5xx", "other" };
-	size_t procs, cgroups, tracked;
-	int i;
-
-	prom__counts(ps, &procs, &cgroups, &tracked);
-	switch ((enum serve_stat)sf->index) {
-	case SERVE_INFO:
-		self_family(out, sf);
-		strbuf__printf(out, "%s{version=\"%s\",attach=\"%s\"} 1\n", sf->prom,
-			       self->version ? self->version : "",
-			       snap->attach ? snap->attach : "");
-		break;
-	case SERVE_CPUS:
-		self_sample(out, sf, snap->nr_cpus);
-		break;
-	case SERVE_PMU:
-		self_sample(out, sf, self->no_pmu ? 0 : 1);
-		break;
-	case SERVE_EVENT_SUPPORTED:
-		self_family(out, sf);
-		for (i = 0; i < snap->nr_events; i++) {
-			const struct event_info *ev = &snap->events[i];
-
-			self_labelled(out, sf, "event", ev->spec.name);
-			strbuf__printf(out, ",class=\"%s\",state=\"%s\"} %d\n",
-				       event__class(&ev->spec), event_state__str(ev->state),
-				       ev->state == EVENT_COUNTING);
-		}
-		break;
-	case SERVE_METRIC_SUPPORTED:
-		self_family(out, sf);
-		for (i = 0; snap->metrics && i < snap->metrics->nr; i++) {
-			self_labelled(out, sf, "metric", snap->metrics->m[i].name);
-			strbuf__printf(out, "} %d\n", snap->metrics->m[i].def != NULL);
-		}
-		break;
-	case SERVE_SYSTEM_EVENTS:
-	case SERVE_SYSTEM_EVENT_SECONDS: {
-		bool clock = sf->index == SERVE_SYSTEM_EVENT_SECONDS;
-
-		/* the clock events' family only when one was asked for */
-		if (!clock || has_clock_event(snap))
-			self_family(out, sf);
-		for (i = 0; i < snap->nr_events; i++) {
-			if (snap->events[i].state != EVENT_COUNTING ||
-			    !(snap->events[i].spec.kind & EVENT_TIME) != !clock)
-				continue;
-			self_labelled(out, sf, "event", snap->events[i].spec.name);
-			strbuf__add(out, "} ", 2);
-			put_double(out, clock ? ps->system_ev[i] / 1e9 : ps->system_ev[i]);
-		}
-		break;
-	}
-	case SERVE_IDLE:
-		self_family(out, sf);
-		strbuf__puts(out, sf->prom);
-		strbuf__putc(out, ' ');
-		put_ns(out, ps->idle.n[PMBPF_N_ONCPU_NS]);
-		break;
-	case SERVE_PROG_RUN_TIME:
-	case SERVE_PROG_RUNS:
-	case SERVE_PROG_RECURSION:
-		self_family(out, sf);
-		for (i = 0; i < snap->nr_progs; i++) {
-			self_labelled(out, sf, "program", snap->progs[i].name);
-			strbuf__add(out, "} ", 2);
-			if (sf->index == SERVE_PROG_RUN_TIME)
-				put_ns(out, snap->progs[i].run_time_ns);
-			else
-				put_u64(out, sf->index == SERVE_PROG_RUNS ?
-						     snap->progs[i].run_cnt :
-						     snap->progs[i].recursion_misses);
-		}
-		break;
-	case SERVE_BPF_STATS:
-		self_sample(out, sf, self->bpf_stats_enabled);
-		break;
-	case SERVE_COLLECTIONS:
-	case SERVE_COLLECTION_ERRORS:
-		self_family(out, sf);
-		strbuf__puts(out, sf->prom);
-		strbuf__putc(out, ' ');
-		put_u64(out, sf->index == SERVE_COLLECTIONS ? self->collections :
-							      self->collection_errors);
-		break;
-	case SERVE_COLLECTION_TIME:
-		self_sample(out, sf, self->collection_seconds);
-		break;
-	case SERVE_LAST_COLLECTION:
-		self_sample(out, sf, snap->time_ns / 1e9);
-		break;
-	case SERVE_INTERVAL:
-		self_sample(out, sf, snap->interval_ns / 1e9);
-		break;
-	case SERVE_EXPORTED_PROCS:
-		self_sample(out, sf, procs);
-		break;
-	case SERVE_EXPORTED_CGROUPS:
-		self_sample(out, sf, cgroups);
-		break;
-	case SERVE_TRACKED_PROCS:
-		self_sample(out, sf, tracked);
-		break;
-	case SERVE_EXPORTED_THREADS:
-	case SERVE_TRACKED_THREADS:
-		if (!ps->o.threads)
-			break;
-		prom__thread_counts(ps, &procs, &tracked);
-		self_sample(out, sf, sf->index == SERVE_EXPORTED_THREADS ? procs : tracked);
-		break;
-	case SERVE_HTTP_REQUESTS:
-		self_family(out, sf);
-		for (i = 0; i < 4; i++)
-			strbuf__printf(out, "%s{code=\"%s\"} %llu\n", sf->prom, codes[i],
-				       (unsigned long long)self->http_requests[i]);
-		break;
-	case SERVE_RSS:
-		self_sample(out, sf, self->rss_bytes);
-		break;
-	case SERVE_VSIZE:
-		self_sample(out, sf, self->vsize_bytes);
-		break;
-	case SERVE_CPU_TIME:
-		self_sample(out, sf, self->cpu_seconds);
-		break;
-	case SERVE_FDS:
-		self_sample(out, sf, self->open_fds);
-		break;
-	case SERVE_START_TIME:
-		self_sample(out, sf, self->start_time_seconds);
-		break;
-	case SERVE_SAMPLES:
-		break; /* last, once the others are counted: prom__render() */
-	}
-}
-
-/* The catalog's statistics of pmbpf, its BPF programs and serve itself, in its order. */
-static void render_self(struct prom_state *ps, const struct snapshot *snap,
-			const struct prom_self *self, struct strbuf *out)
-{
-	const struct self_figure *sf;
-	size_t i, nr;
-
-	sf = catalog__self(&nr);
-	for (i = 0; i < nr; i++) {
-		double v;
-
-		if (!(sf[i].outputs & OUT_PROM))
-			continue;
-		if (sf[i].src == SELF_SERVE) {
-			serve_stat(out, ps, snap, self, &sf[i]);
-			continue;
-		}
-		v = self_figure__value(&sf[i], snap);
-		if (isnan(v))
-			continue;
-		self_family(out, &sf[i]);
-		strbuf__puts(out, sf[i].prom);
-		strbuf__putc(out, ' ');
-		if (!strcmp(sf[i].unit, "ns"))
-			put_ns(out, (__u64)v);
-		else
-			put_double(out, v);
-	}
-}
-
-/* The catalog's entry of a serve statistic. */
-static const struct self_figure *serve_figure(enum serve_stat k)
-{
-	const struct self_figure *sf;
-	size_t i, nr;
-
-	sf = catalog__self(&nr);
-	for (i = 0; i < nr; i++)
-		if (sf[i].src == SELF_SERVE && sf[i].index == (int)k)
-			return &sf[i];
-	return NULL;
-}
-
 /* What the families and samples depend on in snap, but the sets' counters: the events and metrics. */
 static __u64 shape(const struct snapshot *snap)
 {
@@ -1732,7 +1453,7 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 	out->failed = false;
 	ps->shape = shape(snap);
 	render_figures(ps, snap, out);
-	render_self(ps, snap, self, out);
+	prom__render_self(ps, snap, self, out);
 	if (ps->o.more)
 		ps->o.more(out, ps->o.ctx);
 	if (out->failed || !out->buf)
@@ -1747,5 +1468,5 @@ void prom__render(struct prom_state *ps, const struct snapshot *snap, const stru
 			break;
 		p = nl;
 	}
-	self_sample(out, serve_figure(SERVE_SAMPLES), samples + 1);
+	prom__samples(out, samples + 1);
 }

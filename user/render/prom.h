@@ -71,6 +71,19 @@ void prom__thread_counts(const struct prom_state *ps, size_t *threads, size_t *t
 /* For families rendered elsewhere: HELP and TYPE lines, a sample's value and a cgroup's labels. */
 void prom__family(struct strbuf *sb, const char *name, const char *type, const char *help);
 void prom__value(struct strbuf *sb, double v);
+/* A sample's value: ns as exact decimal seconds, a whole number; each with its newline. */
+void prom__ns(struct strbuf *sb, __u64 ns);
+void prom__u64(struct strbuf *sb, __u64 v);
+/* Some event asked for is a clock (counts ns): the _seconds_total families have samples. */
+bool prom__has_clock_event(const struct snapshot *snap);
+/* The state's system-wide count of event i, idle time and --threads, for prom_self.c. */
+double prom__system_event(const struct prom_state *ps, int i);
+__u64 prom__idle_ns(const struct prom_state *ps);
+bool prom__threads(const struct prom_state *ps);
+/* The statistics of pmbpf itself (prom_self.c), and the last family: the exposition's samples. */
+void prom__render_self(const struct prom_state *ps, const struct snapshot *snap,
+		       const struct prom_self *self, struct strbuf *out);
+void prom__samples(struct strbuf *out, size_t samples);
 /* "cgroup=...,runtime=...,container_id=...,pod_uid=...", malloc'd; NULL on ENOMEM. */
 char *prom__cgroup_labels(const char *path, const struct container_info *ci);
 
