@@ -318,6 +318,10 @@ class Bench:
             "scale_max_window_s": 40.0,
             "ran_period_ms": 500,
         }
+        if args.scale_active:
+            self.cfg["scale_active"] = [int(n) for n in args.scale_active.split(",")]
+        if args.scale_threads is not None:
+            self.cfg["scale_threads"] = args.scale_threads
         self.results = {"version": 1, "config": self.cfg, "errors": []}
 
     def error(self, what, e):
@@ -768,8 +772,11 @@ class Bench:
             (TIPTOP1, lambda: self.mon_tiptop(1, threads=self.pop_threads)),
             (FLOOR, self.mon_floor),
         ]
+        if self.args.scale_tools:
+            tools = [t for t in tools if re.search(self.args.scale_tools, t[0])]
         pops = [(n, "active", "idlers") for n in self.cfg["scale_active"]]
-        pops.append((self.cfg["scale_threads"], "active threads", "threads"))
+        if self.cfg["scale_threads"]:
+            pops.append((self.cfg["scale_threads"], "active threads", "threads"))
         rows = []
         for n, mode, kind in pops:
             self.pop_threads = kind == "threads"  # tiptop -H: a row per thread
@@ -1253,6 +1260,10 @@ def main():
                     help="comma-separated subset of cost,slowdown,scale (scale-active: "
                     "only scale's active processes and threads, every tool)")
     ap.add_argument("--variants", help="cost: only the variants whose name matches this regex")
+    ap.add_argument("--scale-active", help="scale: active process counts (default 1000,5000,10000)")
+    ap.add_argument("--scale-threads", type=int, help="scale: active threads (default 10000; 0: none)")
+    ap.add_argument("--scale-tools", help="scale: only the active-population tools whose name "
+                    "matches this regex")
     args = ap.parse_args()
     for f in ("naive", "workload", "tiptop_sw.so", "floor"):
         if not os.path.exists(os.path.join(args.bin, f)):
