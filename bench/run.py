@@ -329,10 +329,11 @@ class Bench:
         log("ERROR " + msg)
         self.results["errors"].append(msg)
 
-    def mon_pmbpf(self, events=None, name=None, extra=(), fold=None, wakeups=None):
+    def mon_pmbpf(self, events=None, name=None, extra=(), fold=None, wakeups=None, binary=None):
         """fold: --thread-fold (on, off; None: pmbpf's own choice by the switch rate);
-        wakeups: --wakeup-progs when true (programs at sched_wakeup; None: pmbpf's choice)."""
-        cmd = [self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
+        wakeups: --wakeup-progs when true (programs at sched_wakeup; None: pmbpf's choice);
+        binary: another pmbpf than --pmbpf (--base)."""
+        cmd = [binary or self.pmbpf, "record", "-o", "json", "-i", "1"] + list(extra)
         if events:
             cmd += ["-e", events]
         if fold:
@@ -356,6 +357,12 @@ class Bench:
                             "127.0.0.1:%d" % self.port], ready_fd="anon_inode:bpf_link")
         mon = FloorMonitor(FLOOR, os.path.join(self.bin, "floor"), provider)
         mon.refresh_mark = lambda out: out.count(b"refresh ")
+        return mon
+
+    def with_binary(self, make, binary):
+        """The monitor make() builds, run with another pmbpf binary."""
+        mon = make()
+        mon.cmd = [binary] + mon.cmd[1:]
         return mon
 
     def mon_naive(self, name, progs, n=0):
@@ -395,6 +402,11 @@ class Bench:
         snap = os.path.join(self.tmp, "pmbpf")
         shutil.copy2(self.pmbpf, snap)
         self.pmbpf = snap
+        self.pmbpf_base = None
+        if self.args.base:
+            snap = os.path.join(self.tmp, "pmbpf-base")
+            shutil.copy2(self.args.base, snap)
+            self.pmbpf_base = snap
         with open("/proc/sys/kernel/bpf_stats_enabled") as f:
             self.stats_was = f.read().strip()
         self.results["machine"] = self.machine()
@@ -556,6 +568,12 @@ class Bench:
         variants = self.cost_variants()
         if self.args.variants:
             variants = [v for v in variants if re.search(self.args.variants, v[0])]
+        if self.pmbpf_base:
+            # each pmbpf variant again with the --base binary, in the same rotation
+            base = self.pmbpf_base
+            variants = variants + [
+                (name + " [base]", lambda make=make: self.with_binary(make, base))
+                for name, make in variants if name.startswith("pmbpf") and make]
         raw = {name: [] for name, _ in variants}
         with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
             f.write("1")
@@ -1252,6 +1270,8 @@ def rng(st, nd=0):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pmbpf", required=True, help="pmbpf binary")
+    ap.add_argument("--base", help="cost: each pmbpf variant also with this pmbpf binary "
+                    "(before/after in the same run, the variant's name + ' [base]')")
     ap.add_argument("--bin", required=True, help="directory of naive, workload, tiptop_sw.so")
     ap.add_argument("--out", required=True, help="directory for results.json and summary.md")
     ap.add_argument("--quick", action="store_true", help="scaled-down smoke run (~3 min)")

@@ -72,7 +72,12 @@ struct {
 } delays SEC(".maps");
 
 /* The span of the task leaving this CPU (tgid in cgroup cgid) ends now. */
-static __always_inline void delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
+/*
+ * delay_span_end() and delay_wait() are global functions: verified once, on
+ * their own, not inside every path of the switch program (whose paths they
+ * multiplied past the verifier's limit).
+ */
+__noinline int delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 {
 	struct delay_cpu *dc;
 	struct delay_span *s;
@@ -80,7 +85,7 @@ static __always_inline void delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 
 	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
 	if (!dc)
-		return;
+		return 0;
 	if (dc->last_end) {
 		s = &dc->s[dc->head & (DELAY_RING - 1)];
 		s->start_ns = dc->last_end;
@@ -90,6 +95,7 @@ static __always_inline void delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 		dc->head++;
 	}
 	dc->last_end = now;
+	return 0;
 }
 
 static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits)
@@ -157,7 +163,7 @@ static __always_inline void delay_drain(void)
 }
 
 /* tgid in cgroup cgid comes on CPU now after waiting lat ns in the run queue. */
-static __always_inline void delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 now)
+__noinline int delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 now)
 {
 	struct pmbpf_delay_key k = {};
 	struct delay_cpu *dc;
@@ -167,7 +173,7 @@ static __always_inline void delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 
 
 	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
 	if (!dc || !lat)
-		return;
+		return 0;
 	k.tgid = tgid;
 	k.cgroup_id = cgid;
 	head = dc->head;
@@ -192,6 +198,7 @@ static __always_inline void delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 
 	}
 	if (acc)
 		delay_credit(dc, &k, acc);
+	return 0;
 }
 
 #endif /* __PMBPF_DELAY_BPF_H */

@@ -47,11 +47,16 @@ const volatile __u8 ev_clock[PMBPF_MAX_EVENTS] = {};
  */
 const volatile __u8 ev_switches[PMBPF_MAX_EVENTS] = {};
 /*
- * tp_btf: a switch credits the thread's task storage, and userspace runs
- * the fold iterator before each read (only where it sees every task: in the
- * initial pid namespace).
+ * tp_btf flavour: the counts map is one shared (not per-CPU) hash, its
+ * memory not multiplied by CPUs. A switch credits the thread's task storage
+ * (a thread runs on one CPU at a time: no atomics), and a thread's counts
+ * move to its entry with atomic adds only when it folds: at its last
+ * switch, at a cgroup move, and before each read (the fold iterator). The
+ * idle task (tgid 0, one per CPU, no task storage) has per-CPU counts of its
+ * own (idle_counts). false: the counts map is a per-CPU hash that the
+ * switch credits directly (raw_tp flavour, no task storage; the fallback).
  */
-const volatile bool fold_threads = false;
+const volatile bool counts_shared = false;
 /*
  * The sched_wakeup programs are attached: they time each wakeup and leave
  * each CPU's last wakeup clock. false (tp_btf on a kernel with sched_info):
@@ -62,12 +67,6 @@ const volatile bool fold_threads = false;
 const volatile bool wakeup_progs = true;
 /* The kernel keeps each task's sched_info (kfeatures.h, FEAT_SCHED_INFO). */
 const volatile bool sched_info_kept = false;
-/*
- * With fold_threads: whether switches credit task storage now. Userspace
- * turns it on where the switches it saves outweigh the iterator's walk of
- * every task (session.c, fold_decide()).
- */
-volatile __u32 fold_on;
 /*
  * --threads: an entry per thread (pmbpf_key.tid), its name in comm, an exit
  * record at every thread's last switch; no deferral between threads.
@@ -160,6 +159,7 @@ struct task_state {
 	__u64 busy; /* 64-bit: 32-bit atomics need -mcpu=v3 */
 	__u32 has_counts;
 	__u32 pad;
+	__u64 listed_gen; /* ran_drain: the list_gen whose ran list holds this thread */
 	__u64 counts_cgid;
 	struct pmbpf_counts counts; /* start_ns, comm, flags unused */
 };
@@ -183,6 +183,36 @@ struct {
 /* Bumped by userspace before each read: scopes runq_max_ns to one interval. */
 volatile __u64 read_gen;
 
+/*
+ * counts_shared with ran_drain (bpf_task_from_pid, 6.2): the threads that
+ * ran, without a walk of every task. A thread's first credit in a list
+ * generation pushes its id on its CPU's list of that generation's parity;
+ * before a read userspace bumps list_gen (from 1), flushes every CPU (after
+ * which no switch still pushes to the old parity: a flush runs between
+ * switches) and runs the drain iterator, which folds the old parity's
+ * threads and empties their lists. A full list: the thread folds at that
+ * switch (PMBPF_STAT_RAN_FULL). Without ran_drain the fold iterator walks
+ * every task instead.
+ */
+const volatile bool ran_drain = false;
+volatile __u64 list_gen;
+
+#define RAN_LIST_LEN 4096 /* a power of 2 */
+
+struct ran_list {
+	__u32 n;
+	__u32 pad;
+	__u32 tid[RAN_LIST_LEN];
+};
+
+/* [cpu * 2 + (list_gen & 1)]; 2 x possible CPUs (userspace), truly per-CPU state */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ran_list);
+} ran_lists SEC(".maps");
+
 /* This CPU's last attribution point; owned by the programs, never cleared. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -196,10 +226,12 @@ struct {
  * here at process exit (after the exit record is sent); userspace only reads,
  * and deletes only entries of processes it knows are dead.
  *
+ * counts_shared: a plain hash (userspace sets the type), one value per
+ * entry, added to with atomics at folds only. Otherwise a per-CPU hash.
  * A value is a struct pmbpf_counts cut after its nr_events counting slots
- * (userspace sets value_size): a per-CPU value is paid on every possible
- * CPU, and the slots no event uses were half of it. No BTF type: its size
- * would not match. ev[] is only touched below nr_events.
+ * (userspace sets value_size): the slots no event uses were half of it.
+ * No BTF type: its size would not match. ev[] is only touched below
+ * nr_events.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -207,6 +239,21 @@ struct {
 	__uint(key_size, sizeof(struct pmbpf_key));
 	__uint(value_size, sizeof(struct pmbpf_counts));
 } counts SEC(".maps");
+
+/*
+ * counts_shared: the idle task's counts, per CPU (it has no task storage,
+ * and it is the one task that runs on every CPU at once). Userspace reads
+ * them as the entry (0, 0, idle_cgid).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pmbpf_counts);
+} idle_counts SEC(".maps");
+
+/* The idle task's cgroup (the root): written when it changes, so never in practice. */
+volatile __u64 idle_cgid;
 
 /* Final counts of exited processes; consumed by userspace at each read. */
 struct {
@@ -222,7 +269,21 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
-/* Processes already counted as folded into the overflow entry. */
+/*
+ * The credits of processes (--threads: threads) that found the counts map
+ * full, per cgroup (key: cgroup id): userspace reads each as the entry
+ * (PMBPF_OVERFLOW_TGID, 0, cgroup id), so they stay in their cgroup. Same
+ * type and value as counts (userspace sets both). A cgroup that finds this
+ * map full too goes to the counts map's cgroup-less overflow entry.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 64);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct pmbpf_counts));
+} overflow SEC(".maps");
+
+/* Processes already counted as folded into an overflow entry. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -233,14 +294,18 @@ struct {
 /*
  * Scratch space for records too big for the BPF stack: SCRATCH_SWITCH for
  * the scheduler's and flush's programs, SCRATCH_FOLD for the fold iterator,
- * which a switch on its CPU can preempt.
+ * which a switch on its CPU can preempt. counts_shared: SCRATCH_CREDIT and
+ * SCRATCH_REST take a span's credits that go to a shared entry (not to task
+ * storage), added to it with atomics afterwards.
  */
 #define SCRATCH_SWITCH 0
 #define SCRATCH_FOLD   1
+#define SCRATCH_CREDIT 2
+#define SCRATCH_REST   3
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, struct pmbpf_exit);
 } scratch SEC(".maps");
@@ -726,18 +791,106 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	if (!err || err == -EEXIST)
 		return bpf_map_lookup_elem(&counts, &key);
 
-	/* Map full: fold into the overflow entry, counting each process once. */
+	/*
+	 * Map full: fold into the overflow entry of the cgroup (else the
+	 * cgroup-less one), counting each process once.
+	 */
 	stat_inc(PMBPF_STAT_OVERFLOW);
-	key.tgid = PMBPF_OVERFLOW_TGID;
-	key.tid = 0;
-	key.cgroup_id = 0;
-	c = bpf_map_lookup_elem(&counts, &key);
+	id = ((__u64)(per_thread ? tid : tgid) << 32) ^ tmp->total.start_ns;
+	c = bpf_map_lookup_elem(&overflow, &cgid);
+	if (!c) {
+		__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
+		bpf_map_update_elem(&overflow, &cgid, &tmp->total, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&overflow, &cgid);
+	}
+	if (!c) {
+		key.tgid = PMBPF_OVERFLOW_TGID;
+		key.tid = 0;
+		key.cgroup_id = 0;
+		c = bpf_map_lookup_elem(&counts, &key);
+	}
 	if (!c)
 		return NULL;
-	id = ((__u64)(per_thread ? tid : tgid) << 32) ^ tmp->total.start_ns;
-	if (!bpf_map_update_elem(&folded_seen, &id, &zero, BPF_NOEXIST))
-		c->folded++;
+	if (!bpf_map_update_elem(&folded_seen, &id, &zero, BPF_NOEXIST)) {
+		if (counts_shared)
+			__sync_fetch_and_add(&c->folded, 1);
+		else
+			c->folded++;
+	}
 	return c;
+}
+
+/*
+ * Add src's counts to dst's; the run-queue maximum only of the current read
+ * generation. atomic: dst is a shared entry that threads folding on other
+ * CPUs add to at the same time (the maximum is a plain compare and store:
+ * two folds at once may keep the smaller).
+ */
+static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pmbpf_counts *src,
+				       const bool atomic)
+{
+	__u32 i;
+
+	for (i = 0; i < PMBPF_N_NR; i++) {
+		if (!atomic)
+			dst->n[i] += src->n[i];
+		else
+			__sync_fetch_and_add(&dst->n[i], src->n[i]);
+	}
+	if (src->runq_max_gen == read_gen &&
+	    (dst->runq_max_gen != read_gen || src->runq_max_ns > dst->runq_max_ns)) {
+		dst->runq_max_ns = src->runq_max_ns;
+		dst->runq_max_gen = read_gen;
+	}
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++) {
+		if (!atomic)
+			dst->runq_hist[i] += src->runq_hist[i];
+		else
+			__sync_fetch_and_add(&dst->runq_hist[i], src->runq_hist[i]);
+	}
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break; /* a counts map value ends there */
+		if (!atomic) {
+			dst->ev[i].value += src->ev[i].value;
+			dst->ev[i].enabled += src->ev[i].enabled;
+			dst->ev[i].running += src->ev[i].running;
+			continue;
+		}
+		__sync_fetch_and_add(&dst->ev[i].value, src->ev[i].value);
+		__sync_fetch_and_add(&dst->ev[i].enabled, src->ev[i].enabled);
+		__sync_fetch_and_add(&dst->ev[i].running, src->ev[i].running);
+	}
+}
+
+/* counts_shared: this CPU's counts of the idle task, in the cgroup it is in. */
+static __always_inline struct pmbpf_counts *idle_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&idle_counts, &zero);
+}
+
+/* counts_shared: a scratch record for credits to a shared entry, zeroed. */
+static __always_inline struct pmbpf_counts *credit_scratch(__u32 idx)
+{
+	struct pmbpf_exit *tmp = bpf_map_lookup_elem(&scratch, &idx);
+
+	if (!tmp)
+		return NULL;
+	__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
+	return &tmp->total;
+}
+
+/*
+ * counts_shared: the credits a span left in a scratch record (credit_scratch())
+ * to entry dst (NULL: the owner of this span's rest is gone, or the overflow
+ * entry too is missing: lost, counted as overflow).
+ */
+static __noinline void credit_shared(struct pmbpf_counts *dst, const struct pmbpf_counts *src)
+{
+	if (dst && src)
+		counts_add(dst, src, true);
 }
 
 /*
@@ -750,6 +903,8 @@ static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
 
 	if (!st->valid || !st->span_want)
 		return NULL;
+	if (counts_shared && !st->span_tgid)
+		return idle_get();
 	key.tgid = st->span_tgid;
 	key.tid = per_thread ? st->span_pid : 0;
 	key.cgroup_id = st->span_cgid;
@@ -894,29 +1049,6 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->valid = 1;
 }
 
-/* Add src's counts to dst's; the run-queue maximum only of the current read generation. */
-static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pmbpf_counts *src)
-{
-	__u32 i;
-
-	for (i = 0; i < PMBPF_N_NR; i++)
-		dst->n[i] += src->n[i];
-	if (src->runq_max_gen == read_gen &&
-	    (dst->runq_max_gen != read_gen || src->runq_max_ns > dst->runq_max_ns)) {
-		dst->runq_max_ns = src->runq_max_ns;
-		dst->runq_max_gen = read_gen;
-	}
-	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
-		dst->runq_hist[i] += src->runq_hist[i];
-	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
-		if (i >= nr_events)
-			break; /* a counts map value ends there */
-		dst->ev[i].value += src->ev[i].value;
-		dst->ev[i].enabled += src->ev[i].enabled;
-		dst->ev[i].running += src->ev[i].running;
-	}
-}
-
 static long sum_cpu(__u32 cpu, void *ctx)
 {
 	struct pmbpf_exit *e;
@@ -929,7 +1061,7 @@ static long sum_cpu(__u32 cpu, void *ctx)
 	c = bpf_map_lookup_percpu_elem(&counts, &e->key, cpu);
 	if (!c)
 		return 0;
-	counts_add(&e->total, c);
+	counts_add(&e->total, c, false);
 	if (c->start_ns)
 		e->total.start_ns = c->start_ns;
 	if (c->comm_ns > e->total.comm_ns) {
@@ -967,7 +1099,7 @@ static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct tas
 	c = entry_get(tgid, task->pid, ps->counts_cgid, task, scratch_idx, true);
 	if (!c)
 		return; /* kept for the next fold */
-	counts_add(c, &ps->counts);
+	credit_shared(c, &ps->counts);
 	__builtin_memset(&ps->counts, 0, sizeof(ps->counts));
 	ps->has_counts = 0;
 }
@@ -1014,7 +1146,7 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
-	if (!sum) {
+	if (!sum && !counts_shared) {
 		c->flags |= PMBPF_F_DEAD | end;
 		return;
 	}
@@ -1025,7 +1157,15 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 	__builtin_memset(e, 0, sizeof(*e));
 	e->key = key;
 	e->exit_ns = bpf_ktime_get_ns();
-	bpf_loop(nr_cpus, sum_cpu, NULL, 0);
+	if (counts_shared) {
+		/* one value: copied as far as the map's value goes */
+		counts_add(&e->total, c, false);
+		e->total.start_ns = c->start_ns;
+		e->total.comm_ns = c->comm_ns;
+		__builtin_memcpy(e->total.comm, c->comm, sizeof(c->comm));
+	} else {
+		bpf_loop(nr_cpus, sum_cpu, NULL, 0);
+	}
 	e->total.flags = end;
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
@@ -1045,6 +1185,34 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 	}
 	stat_inc(PMBPF_STAT_EXITS);
 	bpf_map_delete_elem(&counts, &key);
+}
+
+/*
+ * ran_drain: list the thread (its counts held) on its CPU's list of the
+ * current generation at its first credit there; on a full list, fold it now.
+ */
+static __always_inline void ran_list_push(struct task_state *ps, __u32 tgid, __u32 pid, __u32 cpu,
+					  struct task_struct *task)
+{
+	__u64 gen = list_gen;
+	__u32 idx = cpu * 2 + (gen & 1), n;
+	struct ran_list *l;
+
+	if (!ran_drain || ps->listed_gen == gen)
+		return;
+	l = bpf_map_lookup_elem(&ran_lists, &idx);
+	if (!l)
+		return;
+	n = l->n;
+	if (n < RAN_LIST_LEN) {
+		barrier_var(n);
+		l->tid[n & (RAN_LIST_LEN - 1)] = pid;
+		l->n = n + 1;
+		ps->listed_gen = gen;
+		return;
+	}
+	stat_inc(PMBPF_STAT_RAN_FULL);
+	thread_fold(ps, tgid, task, SCRATCH_SWITCH);
 }
 
 /*
@@ -1085,12 +1253,13 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
-	struct pmbpf_counts *c = NULL, *rest = NULL;
+	struct pmbpf_counts *c = NULL, *rest = NULL, *owner = NULL;
 	struct task_state *ps = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
 	__u64 cgid, next_cgid, id, tick, runtime = 0;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
+	bool shared = btf && counts_shared, slow = false;
 	__u64 now, raw, lat = 0, off = 0, queued = 0, run_delay = 0, ran = RAN_SPAN, next_sum;
 	__u64 part = 0;
 	__u32 migrated = 0, part_state = OFF_OTHER;
@@ -1249,18 +1418,33 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (want) {
 		runtime = unseen_span_runtime(st, prev, pid, now, btf);
 		/*
-		 * fold_threads: to the thread's counts, no map lookup (but at
-		 * its last switch). The idle task (tgid 0, no task storage here)
-		 * is not visited by task iterators: its entry is credited.
+		 * counts_shared: to the thread's counts, no map lookup; the
+		 * idle task's per-CPU counts; else (the thread's last switch,
+		 * its counts held by a fold) a scratch record that goes to the
+		 * entry with atomics after.
 		 */
-		if (btf && fold_threads && fold_on && !dead) {
-			c = thread_counts(ps, tgid, cgid, prev);
+		if (shared && !tgid) {
+			c = idle_get();
+			if (idle_cgid != cgid)
+				idle_cgid = cgid;
+		} else if (shared) {
+			if (!dead)
+				c = thread_counts(ps, tgid, cgid, prev);
 			held = c;
-		}
-		if (!c)
+			if (!c) {
+				c = credit_scratch(SCRATCH_CREDIT);
+				slow = true;
+			}
+		} else {
 			c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
-		if (runtime)
+		}
+		if (runtime) {
 			rest = span_owner(st);
+			if (rest && shared && st->span_tgid) {
+				owner = rest;
+				rest = credit_scratch(SCRATCH_REST);
+			}
+		}
 		ran = oncpu_ran(st, pid, task_sum(prev, btf));
 		if (!pid && rq_offline(prev, btf)) {
 			offline_span(st, raw);
@@ -1272,8 +1456,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	next_sum = task_sum(next, btf);
 	attribute(st, c, rest, per_thread ? pid : tgid, cpu, now, runtime, raw, ran);
 	st->run_base = next_sum;
-	if (held)
+	if (held) {
+		ran_list_push(ps, tgid, pid, cpu, prev);
 		thread_release(ps);
+	}
+	if (slow && c)
+		credit_shared(entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf), c);
+	if (owner && rest)
+		credit_shared(owner, rest);
 	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
 	if (btf && dead && ps)
 		thread_fold_last(ps, tgid, prev);
@@ -1426,10 +1616,10 @@ int BPF_PROG(exec_raw)
 static __always_inline int credit_current(bool moved)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pmbpf_counts *c = NULL, *rest = NULL;
+	struct pmbpf_counts *c = NULL, *rest = NULL, *owner = NULL;
 	struct cpu_state *st;
 	__u32 zero = 0, tgid, pid;
-	__u64 cgid, id, runtime, now, sum = 0;
+	__u64 cgid = 0, id, runtime, now, sum = 0;
 
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (!st)
@@ -1452,9 +1642,22 @@ static __always_inline int credit_current(bool moved)
 	 */
 	if (!(moved && (runtime || !st->span_want))) {
 		cgid = span_cgroup(st, pid, tgid);
-		c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
-		if (runtime)
+		/*
+		 * counts_shared: the idle task's per-CPU counts, or a scratch
+		 * record that goes to the shared entry with atomics after (no
+		 * trusted task pointer here for the thread's task storage)
+		 */
+		if (counts_shared)
+			c = tgid ? credit_scratch(SCRATCH_CREDIT) : idle_get();
+		else
+			c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
+		if (runtime) {
 			rest = span_owner(st);
+			if (rest && counts_shared && st->span_tgid) {
+				owner = rest;
+				rest = credit_scratch(SCRATCH_REST);
+			}
+		}
 	}
 	if (pid) {
 		sum = task_sum_now(task, now);
@@ -1466,6 +1669,10 @@ static __always_inline int credit_current(bool moved)
 	}
 	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime,
 		  now, oncpu_ran(st, pid, sum));
+	if (counts_shared && tgid && c)
+		credit_shared(entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false), c);
+	if (owner && rest)
+		credit_shared(owner, rest);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;
@@ -1498,7 +1705,7 @@ int flush(void *ctx)
 }
 
 /*
- * tp_btf flavour, run by userspace after the flush and before each read:
+ * counts_shared, run by userspace after the flush and before each read:
  * every thread's counts to its process's entry. Exiting threads fold their
  * own at their last switch (thread_fold_last). Counts that a switch on
  * another CPU holds are free within nanoseconds: tried a few times, then
@@ -1524,6 +1731,64 @@ int fold(struct bpf_iter__task *ctx)
 			break;
 		}
 	}
+	return 0;
+}
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* The drain of one listed thread: its counts to its entry, unless it is exiting (it folds them). */
+static long drain_one(__u32 i, void *ctx)
+{
+	__u32 idx = *(__u32 *)ctx;
+	struct ran_list *l = bpf_map_lookup_elem(&ran_lists, &idx);
+	struct task_struct *task;
+	struct task_state *ps;
+	int k;
+
+	if (!l)
+		return 1;
+	/* i < n <= RAN_LIST_LEN; the mask kept for the verifier */
+	barrier_var(i);
+	task = bpf_task_from_pid(l->tid[i & (RAN_LIST_LEN - 1)]);
+	if (!task)
+		return 0; /* gone: folded at its last switch */
+	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
+	if (ps && ps->has_counts && !(task->flags & PF_EXITING)) {
+		for (k = 0; k < 64; k++) {
+			if (thread_take(ps)) {
+				thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
+				thread_release(ps);
+				break;
+			}
+		}
+	}
+	bpf_task_release(task);
+	return 0;
+}
+
+/*
+ * ran_drain, run by userspace over ran_lists after it bumped list_gen and
+ * flushed every CPU: each CPU's list of the previous generation, folded and
+ * emptied.
+ */
+SEC("iter/bpf_map_elem")
+int drain(struct bpf_iter__bpf_map_elem *ctx)
+{
+	__u32 *key = ctx->key, idx, n;
+	struct ran_list *l;
+
+	if (!key)
+		return 0;
+	idx = *key;
+	if ((idx & 1) == (list_gen & 1))
+		return 0; /* the current generation's */
+	l = bpf_map_lookup_elem(&ran_lists, &idx);
+	if (!l)
+		return 0;
+	n = l->n;
+	bpf_loop(n < RAN_LIST_LEN ? n : RAN_LIST_LEN, drain_one, &idx, 0);
+	l->n = 0;
 	return 0;
 }
 

@@ -106,6 +106,7 @@ enum pmbpf_stat {
 	PMBPF_STAT_EXITS_LOST, /* dropped exit records whose entry was gone: counts lost */
 	PMBPF_STAT_ONCPU_GAP_NS, /* run-queue clock time of monitored spans the scheduler charged no task */
 	PMBPF_STAT_OFFLINE_NS, /* run-queue clock time of idle spans on an offline run queue (CPU hotplug) */
+	PMBPF_STAT_RAN_FULL, /* folds at a switch: its CPU's list of threads that ran was full */
 	PMBPF_STAT_NR,
 };
 

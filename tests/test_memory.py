@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Kernel memory of the counts map (per-CPU hash: entries x value x possible CPUs),
-as the kernel charges it (memlock), against the value pmbpf says it uses: a
-value holds the counting slots only."""
+"""Kernel memory of the counts map as the kernel charges it (memlock), against
+the value pmbpf says it uses: a value holds the counting slots only. The
+shared map (tp_btf: one value per entry, 65,536 entries by default) does not
+grow with possible CPUs; the per-CPU fallback (raw_tp, --thread-fold=off) is
+entries x value x possible CPUs."""
 import json
 import subprocess
 
@@ -12,7 +14,7 @@ pytestmark = needs_root
 SW8 = ("cpu-clock,task-clock,page-faults,context-switches,cpu-migrations,minor-faults,"
        "major-faults,alignment-faults")
 READING = 24  # struct pmbpf_reading: value, enabled, running
-BASE = 216  # struct pmbpf_counts before ev[]: the counts, run-queue histogram, name
+BASE = 240  # struct pmbpf_counts before ev[]: the 10 counts, run-queue histogram, name
 
 
 def possible_cpus():
@@ -24,36 +26,54 @@ def possible_cpus():
     return n
 
 
-def map_bytes(events):
+def map_bytes(events, *extra):
     out = subprocess.run([PMBPF, "record", "-o", "json", "-c", "1", "-i", "0.1", "-e", events,
-                          "-m", "4096"], capture_output=True, text=True, timeout=60)
+                          "-m", "4096", *extra], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     system = [json.loads(l) for l in out.stdout.splitlines() if '"system"' in l][-1]
-    return system["map_memory_bytes"]
+    return system["map_memory_bytes"], system["thread_fold"]
 
 
-def test_doctor_counts_map_follows_its_value():
-    """doctor's counts map memlock is entries x value (rounded to 8) x possible
-    CPUs, plus the hash's own overhead per element (at most a quarter more);
-    the value is the counts before the slots and one reading per counting slot."""
+def doctor_maps():
     out = subprocess.run([PMBPF, "doctor", "-o", "json"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode in (0, 1), out.stderr
-    d = json.loads(out.stdout)["bpf_maps"]
-    counting = sum(1 for e in json.loads(out.stdout)["events"] if e["state"] == "counting")
+    doc = json.loads(out.stdout)
+    counting = sum(1 for e in doc["events"] if e["state"] == "counting")
+    return doc["bpf_maps"], counting
+
+
+def test_doctor_counts_map_follows_its_value():
+    """doctor's counts map memlock is entries x value (rounded to 8), x possible
+    CPUs for the per-CPU fallback only, plus the hash's own overhead per element
+    (its key, list node and buckets: 96 B per element of the shared map here,
+    at most 128 B allowed; a quarter more per-CPU); the value is the counts before the slots and one
+    reading per counting slot. The shared map has 65,536 entries by default
+    whatever the CPUs."""
+    d, counting = doctor_maps()
     counts = next(m for m in d["maps"] if m["name"] == "counts")
     value = d["counts_value_bytes"]
     assert counts["value_size"] == value
     # doctor opens the default hardware events: none counts without a PMU
     assert value == BASE + counting * READING, (value, counting)
-    formula = (d["max_procs"] + 1) * ((value + 7) // 8 * 8) * d["possible_cpus"]
     assert d["possible_cpus"] == possible_cpus()
-    assert formula <= counts["bytes"] <= formula * 1.25, (counts, formula)
+    rounded = (value + 7) // 8 * 8
+    if counts["percpu"]:
+        formula = (d["max_procs"] + 1) * rounded * d["possible_cpus"]
+        assert formula <= counts["bytes"] <= formula * 1.25, (counts, formula)
+    else:
+        assert d["max_procs"] == 65536, d
+        formula = (d["max_procs"] + 1) * rounded
+        assert formula <= counts["bytes"] <= (d["max_procs"] + 1) * (rounded + 128), \
+            (counts, formula)
 
 
 def test_unused_slots_cost_nothing():
-    """8 counting events against 1: the counts map grows by 7 readings (7 x 24
-    B) per entry and possible CPU, and by nothing else of note."""
-    one, eight = map_bytes("cpu-clock"), map_bytes(SW8)
+    """8 counting events against 1 (both on the per-CPU map: the shared one takes
+    at most 4 counting events): the counts map grows by 7 readings (7 x 24 B) per
+    entry and possible CPU, and by nothing else of note."""
+    (one, _), (eight, shared) = map_bytes("cpu-clock", "--thread-fold", "off"), map_bytes(SW8)
+    assert not shared
     want = 4097 * 7 * READING * possible_cpus()
     assert abs((eight - one) - want) <= 0.05 * want, (one, eight, want)
+

@@ -415,14 +415,15 @@ static void report(const char *what)
 	printf("{\"pid\":%d,\"what\":\"%s\",\"minflt\":%ld,\"majflt\":%ld,"
 	       "\"cpu_ns\":%.0f,\"nvcsw\":%ld,\"nivcsw\":%ld,\"children_cpu_ns\":%.0f,"
 	       "\"wall_ns\":%.0f,\"run_delay_ns\":%llu,\"runs\":%llu,"
-	       "\"run_delay_main_ns\":%llu,\"runs_main\":%llu,\"cpu_main_ns\":%.0f",
+	       "\"run_delay_main_ns\":%llu,\"runs_main\":%llu,\"cpu_main_ns\":%.0f,"
+	       "\"children_faults\":%ld",
 	       getpid(), what, ru.ru_minflt, ru.ru_majflt, now(CLOCK_PROCESS_CPUTIME_ID) * 1e9,
 	       status_field("voluntary_ctxt_switches:"),
 	       status_field("nonvoluntary_ctxt_switches:"),
 	       (kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) * 1e9 +
 		       (kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) * 1e3,
 	       (now(CLOCK_MONOTONIC) - t_main) * 1e9, delay, runs, delay_main, runs_main,
-	       cpu_main * 1e9);
+	       cpu_main * 1e9, kids.ru_minflt + kids.ru_majflt);
 	if (gaps_done) {
 		printf(",\"gaps\":%llu,\"gaps_ns\":%llu,\"gap_max_ns\":%llu,\"gap_hist\":[",
 		       gap_count, gap_total_ns, gap_max_ns);

@@ -172,7 +172,8 @@ static bool counts_zero(const struct pmbpf_counts *d)
 	return true;
 }
 
-static void counts_sum_cpus(const struct account *a, const char *vals, struct pmbpf_counts *sum)
+static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cpus, size_t stride,
+			    struct pmbpf_counts *sum)
 {
 	size_t size = a->o.value_size && a->o.value_size < sizeof(struct pmbpf_counts) ?
 			      a->o.value_size :
@@ -182,11 +183,11 @@ static void counts_sum_cpus(const struct account *a, const char *vals, struct pm
 
 	memset(sum, 0, sizeof(*sum));
 	memset(&slot, 0, sizeof(slot));
-	for (cpu = 0; cpu < a->o.nr_cpus; cpu++) {
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		const struct pmbpf_counts *c = &slot;
 
 		/* the slots past the counting ones are not in the map's value: zero */
-		memcpy(&slot, vals + cpu * a->o.stride, size);
+		memcpy(&slot, vals + cpu * stride, size);
 
 		for (i = 0; i < PMBPF_N_NR; i++)
 			sum->n[i] += c->n[i];
@@ -405,13 +406,19 @@ static void marked_add(struct account *a, const struct pmbpf_key *key,
 
 int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals)
 {
+	return account__entry_cpus(a, key, vals, a->o.nr_cpus, a->o.stride);
+}
+
+int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const void *vals,
+			int nr_cpus, size_t stride)
+{
 	struct pmbpf_counts cur, d;
 	const struct pmbpf_counts *prev;
 	struct proc_entry *e;
 	struct grave *g;
 	bool dead;
 
-	counts_sum_cpus(a, vals, &cur);
+	counts_sum_cpus(a, vals, nr_cpus, stride, &cur);
 	e = proctable__get(&a->table, key);
 	if (!e)
 		return -ENOMEM;
@@ -635,7 +642,8 @@ static int build_cgroups(struct account *a)
 		struct proc_row *row = &snap->rows[r];
 		struct cgroup_row *cg;
 
-		if (row->overflow) {
+		/* the cgroup-less overflow entry (the last resort) is no cgroup's */
+		if (row->overflow && !row->cgroup_id) {
 			row->cgroup = cgroup_path(a, row->cgroup_id, &err);
 			continue;
 		}
@@ -648,6 +656,13 @@ static int build_cgroups(struct account *a)
 			cg->path = cgroup_path(a, row->cgroup_id, &err);
 		}
 		row->cgroup = cg->path;
+		if (row->overflow) {
+			/* a cgroup's overflow entry: its processes without a row of their own */
+			cg->overflow_procs += row->folded;
+			cg->overflow = true;
+			figures__add(&cg->self, &row->f);
+			continue;
+		}
 		if (row->pid == 0)
 			continue;
 		cg->nr_procs++;
@@ -685,6 +700,7 @@ static int build_cgroups(struct account *a)
 		for (anc = cg; anc && guard < 4096; guard++) {
 			figures__add(&anc->total, &cg->self);
 			anc->nr_procs_total += cg->nr_procs;
+			anc->overflow_total |= cg->overflow;
 			id = anc->parent_id;
 			anc = id ? cgroup_row_get(snap, id) : NULL;
 		}

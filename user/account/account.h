@@ -66,8 +66,11 @@ struct account *account__new(const struct account_opts *o);
 void account__free(struct account *a);
 /* A read begins: generation gen (one more than the previous), rows go to snap. */
 void account__begin(struct account *a, struct snapshot *snap, __u64 gen);
-/* An entry of the counts map: its values on every CPU. */
+/* An entry of the counts map: its values on every CPU (account_opts.nr_cpus, stride). */
 int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals);
+/* The same with nr_cpus values stride bytes apart (the idle task's per-CPU counts). */
+int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const void *vals,
+			int nr_cpus, size_t stride);
 /* An exit record from the ring buffer (len bytes). */
 int account__exit(struct account *a, const void *data, size_t len);
 /* The map and the exit records are read: the exited processes' rows. */

@@ -562,8 +562,11 @@ static const struct self_figure self_figures[] = {
 	{ "poll_ms", "pmbpf_last_collection_seconds", "ns", "Time the last collection took.",
 	  FIG_GAUGE, SELF_POLL_NS, 0, OUT_JSON | OUT_PROM, true },
 	{ "thread_fold", "pmbpf_thread_fold", "bool",
-	  "1 while switches credit each thread's task storage, folded into the processes by a task iterator at each read; 0 while they credit the process entries (docs/findings.md).",
+	  "1: the counts map is shared (not per CPU); switches credit each thread's task storage, folded into it at the thread's exit, at a cgroup move and before each read (the threads that ran, from per-CPU lists; a task iterator before Linux 6.2). 0: switches credit a per-CPU counts map (raw_tp flavour, --thread-fold off; docs/kernels.md).",
 	  FIG_GAUGE, SELF_THREAD_FOLD, 0, OUT_JSON | OUT_PROM },
+	{ "ran_list_full", "pmbpf_ran_list_full_total", "folds",
+	  "Threads folded into the shared counts map at a switch because their CPU's list of threads that ran since the last read was full (4,096 per CPU): each costs the switch the fold's atomic adds.",
+	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_RAN_FULL, OUT_JSON | OUT_PROM },
 	{ "pmbpf_collections_total", "pmbpf_collections_total", "collections",
 	  "Collections (reads of the kernel maps) done.", FIG_COUNTER, SELF_SERVE,
 	  SERVE_COLLECTIONS, OUT_PROM },
@@ -610,7 +613,7 @@ static const struct self_figure self_figures[] = {
 	  OUT_PROM },
 };
 
-_Static_assert(PMBPF_STAT_NR == 12, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 13, "a new BPF statistic needs its entry in self_figures[]");
 
 /*
  * --delays: not a figure of one row but of a pair of them, so outside

@@ -76,6 +76,15 @@ struct cgroup_row {
 	struct container_info ci;
 	__u32 nr_procs; /* processes that ran in this cgroup itself */
 	__u32 nr_procs_total; /* ... in it and its descendants */
+	/*
+	 * Its overflow entry had credits this interval: processes that found
+	 * the counts map full, in self without a row of their own
+	 * (overflow_procs: first seen so this interval); overflow_total: it or
+	 * a descendant.
+	 */
+	bool overflow;
+	bool overflow_total;
+	__u64 overflow_procs;
 	struct figures self; /* processes in this cgroup itself */
 	struct figures total; /* this cgroup and all its descendants */
 	struct cgroup_stat stat; /* its own files' figures (hierarchical, like total) */

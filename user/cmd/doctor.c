@@ -418,6 +418,7 @@ static void check_events(struct doctor *d, const struct session_opts *so)
 static void trial_load(struct doctor *d, const struct session_opts *so)
 {
 	struct snapshot snap = {};
+	long live;
 	struct session *s = NULL;
 	int err;
 
@@ -446,9 +447,18 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 		    snap.nr_rows);
 	d->online_cpus = snap.nr_cpus;
 	add(d, "bpf-maps", ST_INFO,
-	    "%.1f MiB of kernel memory (memlock, charged to pmbpf's memory cgroup); counts map: %u processes x %u B x %d possible CPUs (%d online)",
-	    d->map_bytes / 1048576.0, d->max_procs, d->value_size, d->possible_cpus,
+	    "%.1f MiB of kernel memory (memlock, charged to pmbpf's memory cgroup); counts map: %u processes x %u B%s (%d possible CPUs, %d online)",
+	    d->map_bytes / 1048576.0, d->max_procs, d->value_size,
+	    snap.thread_fold ? ", shared (not per CPU)" : " x possible CPUs", d->possible_cpus,
 	    d->online_cpus);
+	live = session__live_tasks(false);
+	if (live > (long)d->max_procs)
+		add(d, "capacity", ST_WARN,
+		    "%ld live processes, more than the counts map holds (%u): those without an entry are counted in their cgroup's [overflow] row; -m sets its size",
+		    live, d->max_procs);
+	else
+		add(d, "capacity", ST_OK, "%ld live processes, the counts map holds %u", live,
+		    d->max_procs);
 	if (!strcmp(d->attach, "raw_tp"))
 		snprintf(
 			d->meaning[d->nr_meaning++], sizeof(d->meaning[0]),

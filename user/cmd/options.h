@@ -79,14 +79,17 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 	'G', "cgroup", "PATH",                                                      \
 		"only this cgroup v2 directory and its subtree, or a container's\n" \
 		"(its id, or 12+ hex digits of it)"
-#define OPTION_MAX_PROCS 'm', "max-procs", "N", "process entries in the kernel map (default 10240)"
-#define OPTION_RAW_TP	 OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
-#define OPTION_VERBOSE	 'v', "verbose", NULL, "libbpf debug output"
+#define OPTION_MAX_PROCS                                                       \
+	'm', "max-procs", "N",                                                 \
+		"process entries in the kernel map (default 65536; 10240 or\n" \
+		"fewer for the per-CPU map of raw_tp, by possible CPUs)"
+#define OPTION_RAW_TP  OPT_RAW_TP, "raw-tp", NULL, "use raw tracepoints even where tp_btf works"
+#define OPTION_VERBOSE 'v', "verbose", NULL, "libbpf debug output"
 #define OPTION_THREAD_FOLD                                                   \
 	OPT_THREAD_FOLD, "thread-fold", "MODE",                              \
-		"where switches credit counts: on (each thread's task\n"     \
-		"storage, folded at each read), off (the process entries)\n" \
-		"or auto (by the switch rate, the default); for benchmarks"
+		"where switches credit counts: on or auto (the default:\n"   \
+		"each thread's task storage, folded into the shared map),\n" \
+		"off (the per-CPU map of the raw_tp flavour); for benchmarks"
 #define OPTION_WAKEUP_PROGS                                             \
 	OPT_WAKEUP_PROGS, "wakeup-progs", NULL,                         \
 		"time run-queue waits with programs at sched_wakeup,\n" \

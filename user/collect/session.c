@@ -4,6 +4,8 @@
  * read the kernel's cumulative per-process counts and exit records, and hand
  * them to the accounting (account.c), which makes the interval's rows.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -34,14 +36,20 @@
 #include "util.h"
 
 /*
- * Default size of the counts map: a per-CPU hash takes entries x value size
- * x possible CPUs of kernel memory, all of it allocated at load. Up to
- * COUNTS_ENTRIES entries, fewer where that would exceed COUNTS_BUDGET
- * (from 33 possible CPUs on): docs/kernels.md.
+ * Default size of the counts map. Shared (tp_btf flavour, counts_shared in
+ * the BPF program): one value per entry, COUNTS_SHARED_ENTRIES on any host.
+ * The per-CPU fallback takes entries x value size x possible CPUs of kernel
+ * memory, all of it allocated at load: up to COUNTS_ENTRIES entries, fewer
+ * where that would exceed COUNTS_BUDGET (from 33 possible CPUs on):
+ * docs/kernels.md.
  */
-#define COUNTS_ENTRIES 10240
-#define COUNTS_BUDGET  (128ULL << 20)
-#define COUNTS_MIN     256
+#define COUNTS_SHARED_ENTRIES 65536
+/* cgroups with an overflow entry of their own: shared map, per-CPU map */
+#define OVERFLOW_SHARED_CGROUPS 4096
+#define OVERFLOW_PERCPU_CGROUPS 64
+#define COUNTS_ENTRIES		10240
+#define COUNTS_BUDGET		(128ULL << 20)
+#define COUNTS_MIN		256
 
 struct session {
 	struct pmbpf_bpf *skel;
@@ -72,8 +80,12 @@ struct session {
 	__u64 poll_ns; /* what the last collection took */
 	struct features feat;
 	__u32 max_procs;
+	__u32 opt_max_procs; /* -m, 0: the default */
+	bool shared; /* the counts map is one shared hash (counts_shared) */
+	int counts_cpus; /* values per counts map entry: 1 shared, else possible CPUs */
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
 	struct map_reader counts;
+	struct map_reader overflow; /* per-cgroup overflow entries */
 	__u32 value_size; /* of a counts map value: session__counts_value_size() */
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
@@ -81,9 +93,8 @@ struct session {
 	struct map_reader delays_rd;
 	bool delays_on; /* session_opts.delays resolved */
 	bool threads; /* --threads: an entry per thread */
-	struct bpf_link *fold; /* the task iterator that folds threads' counts (fold_threads) */
+	struct bpf_link *fold; /* the task iterator that folds threads' counts (shared) */
 	enum thread_fold fold_mode; /* --thread-fold */
-	int fold_drain; /* reads that still run the iterator after fold_on went off */
 	__u64 sys_ctxt, sys_now; /* /proc/stat's ctxt at the last read_system(), and when */
 	bool wakeup_progs; /* the sched_wakeup programs time run-queue waits */
 	bool force_wakeup_progs; /* --wakeup-progs */
@@ -412,8 +423,9 @@ static bool group_has_hw(const struct session *s, int g)
 
 /*
  * A task iterator walks the tasks of the reader's pid namespace only: the
- * threads' counts can wait for it in their task storage when pmbpf runs in
- * the initial one (PROC_PID_INIT_INO), where it sees every task.
+ * threads' counts can wait for it in their task storage (the shared counts
+ * map) when pmbpf runs in the initial one (PROC_PID_INIT_INO), where it sees
+ * every task.
  */
 static bool in_init_pid_ns(void)
 {
@@ -445,13 +457,16 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 {
 	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
 	/*
-	 * Both credit paths stay live for the verifier (fold_on is chosen at
-	 * run time): with 8 counting events that took over 150 s to verify in
-	 * the arm64 6.1 guest under TCG (icount=2), against under 30 s with the
-	 * map path alone; so up to FOLD_MAX_SLOTS counters (the default group
-	 * is 4).
+	 * The shared counts map, its threads' counts in task storage folded
+	 * by the iterator: tp_btf, in the initial pid namespace, and up to
+	 * FOLD_MAX_SLOTS counters (the default group is 4): with 8 counting
+	 * events and both credit paths live the switch program took over 150 s
+	 * to verify in the arm64 6.1 guest under TCG (icount=2). Otherwise, or
+	 * with --thread-fold=off, the per-CPU counts map (docs/kernels.md).
 	 */
-	bool fold = tp_btf && in_init_pid_ns() && s->nr_slots <= FOLD_MAX_SLOTS;
+	bool drain = tp_btf && s->feat.on[FEAT_TASK_FROM_PID];
+	bool fold = tp_btf && (drain || in_init_pid_ns()) && s->nr_slots <= FOLD_MAX_SLOTS &&
+		    s->fold_mode != THREAD_FOLD_OFF;
 	bool wakeups = want_wakeup_progs(s, tp_btf);
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
@@ -464,8 +479,26 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
-	bpf_program__set_autoload(skel->progs.fold, fold);
-	skel->rodata->fold_threads = fold;
+	/*
+	 * the threads that ran are found from per-CPU lists (bpf_task_from_pid,
+	 * global ids: any pid namespace), else by a walk of every task
+	 */
+	drain = drain && fold;
+	bpf_program__set_autoload(skel->progs.drain, drain);
+	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
+	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->nr_cpus : 1);
+	skel->rodata->ran_drain = drain;
+	skel->rodata->counts_shared = fold;
+	s->shared = fold;
+	s->counts_cpus = fold ? 1 : s->nr_cpus;
+	s->max_procs = s->opt_max_procs ?: session__default_max_procs(s->counts_cpus, s->nr_slots);
+	bpf_map__set_type(skel->maps.counts, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
+	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
+	bpf_map__set_value_size(skel->maps.counts, s->value_size);
+	bpf_map__set_type(skel->maps.overflow, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
+	bpf_map__set_max_entries(skel->maps.overflow,
+				 fold ? OVERFLOW_SHARED_CGROUPS : OVERFLOW_PERCPU_CGROUPS);
+	bpf_map__set_value_size(skel->maps.overflow, s->value_size);
 	skel->rodata->wakeup_progs = wakeups;
 	skel->rodata->sched_info_kept = s->feat.on[FEAT_SCHED_INFO];
 	s->wakeup_progs = wakeups;
@@ -522,9 +555,7 @@ static int load(struct bpfload *bl, void *ctx)
 	/* two banks: a returning CPU's counters are reopened in the other (cpus_refresh) */
 	bpf_map__set_max_entries(skel->maps.events,
 				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
-	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
 	bpf_map__set_max_entries(skel->maps.wake_clocks, s->nr_cpus);
-	bpf_map__set_value_size(skel->maps.counts, s->value_size);
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err) {
 		pmbpf_bpf__destroy(skel);
@@ -555,7 +586,7 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 		}
 	}
 
-	zeros = calloc(s->nr_cpus, s->stride);
+	zeros = calloc(s->counts_cpus, s->stride);
 	if (!zeros)
 		return -ENOMEM;
 	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &key, zeros, BPF_NOEXIST);
@@ -571,6 +602,7 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 
 static int attach(struct session *s)
 {
+	struct bpf_program *iter;
 	int err = bpfload__attach(&s->bl);
 
 	if (err)
@@ -578,33 +610,39 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
-	if (!s->skel->rodata->fold_threads) {
+	if (!s->shared) {
 		if (s->fold_mode == THREAD_FOLD_ON)
-			pr_err("--thread-fold=on: switches credit the process entries here (the fold needs tp_btf, the initial pid namespace and at most %d counting events)\n",
+			pr_err("--thread-fold=on: switches credit the per-CPU process entries here (the shared map and its fold need tp_btf, the initial pid namespace and at most %d counting events)\n",
 			       FOLD_MAX_SLOTS);
 		return 0;
 	}
-	s->fold = bpf_program__attach_iter(s->skel->progs.fold, NULL);
+	if (s->skel->rodata->ran_drain) {
+		union bpf_iter_link_info linfo = { .map.map_fd =
+							   bpf_map__fd(s->skel->maps.ran_lists) };
+		LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+			    .link_info_len = sizeof(linfo));
+
+		iter = s->skel->progs.drain;
+		s->fold = bpf_program__attach_iter(iter, &opts);
+	} else {
+		iter = s->skel->progs.fold;
+		s->fold = bpf_program__attach_iter(iter, NULL);
+	}
 	if (!s->fold) {
 		err = -errno;
-		pr_err("cannot attach %s: %s\n", bpf_program__name(s->skel->progs.fold),
-		       strerror(-err));
+		pr_err("cannot attach %s: %s\n", bpf_program__name(iter), strerror(-err));
 		return err;
 	}
-	s->progs[s->nr_progs++] = s->skel->progs.fold;
-	/*
-	 * auto starts on task storage: a switch-heavy host gains from the
-	 * first switch, an idle one pays one walk before fold_decide() turns
-	 * it off
-	 */
-	s->skel->bss->fold_on = s->fold_mode != THREAD_FOLD_OFF;
+	s->progs[s->nr_progs++] = iter;
 	return 0;
 }
 
 /*
- * With fold_threads, threads keep the counts of their spans in task
- * storage; the iterator adds them to their processes' entries, so that the
- * read finds them there.
+ * With the shared counts map, threads keep the counts of their spans in
+ * task storage; the iterator adds them to their processes' entries, so that
+ * the read finds them there: the drain (the threads that ran in the
+ * previous list generation: session__collect() bumped it before the flush),
+ * or the fold (every task).
  */
 static int fold_threads(struct session *s)
 {
@@ -612,10 +650,8 @@ static int fold_threads(struct session *s)
 	ssize_t n;
 	int fd, err = 0;
 
-	if (!s->fold || (!s->skel->bss->fold_on && !s->fold_drain))
+	if (!s->fold)
 		return 0;
-	if (s->fold_drain)
-		s->fold_drain--;
 	fd = bpf_iter_create(bpf_link__fd(s->fold));
 	if (fd < 0) {
 		err = -errno;
@@ -856,7 +892,7 @@ static bool thread_running(void *ctx, __u32 pid, __u32 tid, __u64 start_ns)
 static struct account *account_new(struct session *s)
 {
 	struct account_opts o = {
-		.nr_cpus = s->nr_cpus,
+		.nr_cpus = s->counts_cpus,
 		.stride = s->stride,
 		.value_size = s->value_size,
 		.nr_events = s->nr_events,
@@ -878,6 +914,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 {
 	struct session *s;
 	int err, cpu;
+	long live;
 
 	libbpf__set_verbose(o->verbose);
 
@@ -919,8 +956,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	/* a counts value holds the counting slots only: their number is known now */
 	s->value_size = session__counts_value_size(s->nr_slots);
 	s->stride = (s->value_size + 7) & ~(size_t)7;
-	s->max_procs =
-		o->max_procs ? o->max_procs : session__default_max_procs(s->nr_cpus, s->nr_slots);
+	s->opt_max_procs = o->max_procs;
 	s->metrics = o->metrics;
 	s->threads = o->threads;
 	s->fold_mode = o->thread_fold;
@@ -938,7 +974,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 
-	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts));
+	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts)) ?:
+		      map_reader__init(&s->overflow, bpf_map__fd(s->skel->maps.overflow));
 	if (err)
 		goto fail;
 	if (s->delays_on) {
@@ -965,7 +1002,12 @@ int session__open(struct session **sp, const struct session_opts *o)
 	}
 
 	session__map_memory(s, NULL, 0, &s->map_bytes);
+	live = o->pid || o->cgroup ? 0 : session__live_tasks(s->threads);
+	if (live > (long)s->max_procs)
+		pr_err("warning: %ld live %s on this host, more than the counts map holds (%u): those without an entry are counted in their cgroup's [overflow] row; -m sets its size\n",
+		       live, s->threads ? "threads" : "processes", s->max_procs);
 	s->skel->bss->read_gen = 1;
+	s->skel->bss->list_gen = 1;
 	err = attach(s);
 	if (err)
 		goto fail;
@@ -988,6 +1030,32 @@ int session__open(struct session **sp, const struct session_opts *o)
 fail:
 	session__close(s);
 	return err;
+}
+
+long session__live_tasks(bool threads)
+{
+	struct dirent *de;
+	long n = 0;
+	FILE *f;
+	DIR *d;
+
+	if (threads) {
+		/* the kernel's scheduling entities: /proc/loadavg's "running/total" */
+		f = fopen("/proc/loadavg", "re");
+		if (!f)
+			return -1;
+		if (fscanf(f, "%*f %*f %*f %*d/%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+		return n;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += isdigit((unsigned char)de->d_name[0]) != 0;
+	closedir(d);
+	return n;
 }
 
 /* The deletions the accounting asked for. */
@@ -1061,69 +1129,54 @@ static int read_delays(struct session *s, struct snapshot *snap)
 	return err;
 }
 
+/*
+ * The shared counts map's idle task: per-CPU counts of its own, the entry
+ * (0, 0, its cgroup). Not there before its first switch (a filter never
+ * counts it).
+ */
+static int read_idle(struct session *s)
+{
+	size_t stride = (sizeof(struct pmbpf_counts) + 7) & ~(size_t)7;
+	struct pmbpf_key key = { .cgroup_id = s->skel->bss->idle_cgid };
+	__u32 zero = 0;
+	void *vals;
+	int err;
+
+	if (!s->shared || !key.cgroup_id)
+		return 0;
+	vals = calloc(s->nr_cpus, stride);
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.idle_counts), &zero, vals) ? -errno : 0;
+	if (err)
+		pr_err("cannot read the idle task's counts: %s\n", strerror(-err));
+	else
+		err = account__entry_cpus(s->acct, &key, vals, s->nr_cpus, stride);
+	free(vals);
+	return err;
+}
+
+/* A cgroup's overflow entry: the counts entry (PMBPF_OVERFLOW_TGID, 0, cgroup). */
+static int overflow_entry(void *ctx, const void *key, const void *vals, size_t stride)
+{
+	struct map_walk *w = ctx;
+	struct pmbpf_key k = { .tgid = PMBPF_OVERFLOW_TGID };
+
+	memcpy(&k.cgroup_id, key, sizeof(k.cgroup_id));
+	w->err = account__entry(w->s->acct, &k, vals);
+	return w->err;
+}
+
 static int read_map(struct session *s)
 {
 	struct map_walk w = { .s = s };
 	int err = map_reader__for_each(&s->counts, walk_entry, &w);
 
+	if (!err)
+		err = map_reader__for_each(&s->overflow, overflow_entry, &w);
 	if (err && !w.err)
 		pr_err("cannot read counts map: %s\n", strerror(-err));
-	return err;
-}
-
-/*
- * What a switch saves by crediting task storage (the counts map lookup),
- * and what the fold iterator costs per task on the host at each read
- * (docs/findings.md).
- */
-#define FOLD_SAVED_NS 67
-#define FOLD_WALK_NS  500
-
-/* Threads on the host (the kernel's scheduling entities): /proc/loadavg's "running/total". */
-static long host_threads(void)
-{
-	long total = 0;
-	FILE *f = fopen("/proc/loadavg", "re");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%*f %*f %*f %*d/%ld", &total) != 1)
-		total = 0;
-	fclose(f);
-	return total;
-}
-
-/*
- * --thread-fold=auto (default): from the start, switches credit task
- * storage; they go on doing so while the
- * monitored switches of the last interval saved more than twice what the
- * iterator's walk of every thread costs per read, and go back to the map
- * lookups when they save less than half of it: a host of many idle tasks
- * does not pay for a walk that saves nothing. When it goes off, the next
- * two reads still run the iterator for the counts left in task storage
- * (a switch in flight at the change).
- */
-static void fold_decide(struct session *s, const struct snapshot *snap)
-{
-	bool on = s->skel->bss->fold_on;
-	double saved, walk;
-	__u64 sw = 0;
-	size_t i;
-
-	if (!s->fold || s->fold_mode != THREAD_FOLD_AUTO)
-		return;
-	for (i = 0; i < snap->nr_rows; i++)
-		if (snap->rows[i].pid) /* the idle task always credits its entry */
-			sw += snap->rows[i].f.n[PMBPF_N_NVCSW] + snap->rows[i].f.n[PMBPF_N_NIVCSW];
-	saved = (double)sw * FOLD_SAVED_NS;
-	walk = (double)host_threads() * FOLD_WALK_NS;
-	if (!on && saved > 2 * walk) {
-		on = true;
-	} else if (on && saved < walk / 2) {
-		on = false;
-		s->fold_drain = 2;
-	}
-	s->skel->bss->fold_on = on;
+	return err ?: read_idle(s);
 }
 
 /* Late by a minute or more before "falls behind" is said again. */
@@ -1159,6 +1212,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	s->gen++;
 	account__begin(s->acct, snap, s->gen);
 
+	/* the threads that ran until now are listed in the previous generation */
+	if (s->skel->rodata->ran_drain)
+		s->skel->bss->list_gen++;
 	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
@@ -1214,9 +1270,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 	snap->map_capacity = s->max_procs;
 	snap->map_bytes = s->map_bytes;
 	snap->vanished = account__vanished(s->acct);
-	snap->thread_fold = s->skel->bss->fold_on;
+	snap->thread_fold = s->shared;
 	snap->wakeup_progs = s->wakeup_progs;
-	fold_decide(s, snap);
 	snap->poll_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	s->poll_ns = snap->poll_ns;
 	return 0;
@@ -1255,7 +1310,11 @@ __u32 session__value_size(const struct session *s)
 
 __u32 session__default_max_procs(int possible_cpus, int nr_slots)
 {
-	__u64 per_entry =
+	__u64 per_entry;
+
+	if (possible_cpus == 1)
+		return COUNTS_SHARED_ENTRIES; /* shared: not multiplied by CPUs */
+	per_entry =
 		((session__counts_value_size(nr_slots) + 7) & ~7ULL) * (unsigned int)possible_cpus;
 	__u64 n = COUNTS_BUDGET / (per_entry ? per_entry : 1);
 
@@ -1340,6 +1399,7 @@ void session__close(struct session *s)
 	free(s->stale);
 	free(s->bank);
 	map_reader__free(&s->counts);
+	map_reader__free(&s->overflow);
 	map_reader__free(&s->delays_rd);
 	delay_acct__free(s->delays);
 	free(s);

@@ -79,13 +79,18 @@ const char *session__attach_kind(const struct session *s);
 int session__possible_cpus(const struct session *s);
 /* Entries of the counts map in force. */
 __u32 session__max_procs(const struct session *s);
+/* Live processes (threads: threads) on the host now, from /proc; -1 if unreadable. */
+long session__live_tasks(bool threads);
 /*
  * A counts map value (struct pmbpf_counts cut after nr_slots counting
  * slots), and the session's.
  */
 __u32 session__counts_value_size(int nr_slots);
 __u32 session__value_size(const struct session *s);
-/* The counts map's default size for this many possible CPUs and slots (memory budget). */
+/*
+ * The counts map's default size for values per entry (1: the shared map;
+ * else the per-CPU map's possible CPUs) and slots (memory budget).
+ */
 __u32 session__default_max_procs(int possible_cpus, int nr_slots);
 
 struct map_memory {

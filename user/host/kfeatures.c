@@ -47,6 +47,9 @@ const struct feature features__table[FEAT_NR] = {
 	[FEAT_SCHED_INFO] = { "sched_info", "2.6", false,
 			      "run-queue waits from the scheduler's record (CONFIG_SCHED_INFO): no program at sched_wakeup (tp_btf)",
 			      "programs at sched_wakeup/sched_wakeup_new time them: same figures, one more program call per wakeup" },
+	[FEAT_TASK_FROM_PID] = { "task_from_pid", "6.2", false,
+				 "the threads that ran since the last read are folded into the shared counts map from a per-CPU list (the bpf_task_from_pid kfunc)",
+				 "a task iterator walks every task on the host before each read (tp_btf): same figures, a read costs about 0.6 us per task on the host" },
 };
 
 static bool probe_helper(enum bpf_func_id id)
@@ -145,6 +148,8 @@ void features__probe(struct features *f)
 		f->on[FEAT_SWITCH_PREV_STATE] = btf_switch_has_prev_state(btf);
 		f->on[FEAT_SCHED_INFO] =
 			btf_has_member(btf, "task_struct", "sched_info") && sched_info_kept();
+		f->on[FEAT_TASK_FROM_PID] =
+			btf__find_by_name_kind(btf, "bpf_task_from_pid", BTF_KIND_FUNC) > 0;
 		btf__free(btf);
 	}
 	f->on[FEAT_RINGBUF] = probe_map(BPF_MAP_TYPE_RINGBUF);

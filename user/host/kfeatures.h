@@ -22,6 +22,7 @@ enum feature_id {
 	FEAT_CGROUP_ANCESTORS, /* struct cgroup ancestors[] (else ancestor_ids[]) */
 	FEAT_SWITCH_PREV_STATE, /* sched_switch's prev_state argument */
 	FEAT_SCHED_INFO, /* task_struct.sched_info, kept (CONFIG_SCHED_INFO, sched_info_on()) */
+	FEAT_TASK_FROM_PID, /* the bpf_task_from_pid kfunc: the ran list's drain */
 	FEAT_NR,
 };
 

@@ -337,7 +337,7 @@ static void table(struct output *o, const struct snapshot *snap)
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_DROPPED] ||
 	    snap->stats[PMBPF_STAT_EXITS_LOST])
 		fprintf(o->f,
-			"(map full: %llu credits folded into [overflow]; exit records dropped: %llu, "
+			"(map full: %llu credits folded into their cgroup's [overflow] row; exit records dropped: %llu, "
 			"read from the map instead; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_DROPPED],
@@ -715,6 +715,11 @@ static void json(struct output *o, const struct snapshot *snap)
 		jw_u64(&w, cg->nr_procs);
 		jw_key(&w, "processes_total");
 		jw_u64(&w, cg->nr_procs_total);
+		/* its figures hold processes without a row (the counts map was full) */
+		jw_key(&w, "overflow");
+		jw_bool(&w, cg->overflow_total);
+		jw_key(&w, "overflow_processes");
+		jw_u64(&w, cg->overflow_procs);
 		json_figures(&w, &cg_tree, &cg->total, OUT_JSON, &cg->stat);
 		jw_key(&w, "self");
 		jw_start_object(&w);
