@@ -329,6 +329,7 @@ check_pmbpf_scale() {
 		awk '{ s += $1 } END { print s + 0 }')
 	counting=$(grep '"type":"event"' scale.jl | grep -c '"state":"counting"')
 	rows="sleepers=$procs own-rows=$own overflow-credits=$ovf map_capacity=$capacity pmbpf-exit=$rc"
+	info pmbpf-session "attach=$(session_attach scale.jl) stderr: $(head -c 600 scale.out.err | words)"
 
 	# the maps, as the kernel reports them
 	total=$(sed -n 's/^total .*memlock=\([0-9]*\).*/\1/p' maps.out)
