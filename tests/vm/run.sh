@@ -182,10 +182,14 @@ boot() {
 		# maps are sized for them at the cost of 2 vCPUs. One host thread, as
 		# for 6.12 above. Memory: the sleepers' kernel stacks and page tables
 		# (about 0.4 GB for 5,000) and the per-CPU maps.
+		# The counts map's formula is docs/kernels.md's, read from there
+		# (its base and per-event bytes): the guest checks the docs.
 		amd64-cpus*)
 			n=${suite#amd64-cpus}
+			formula=$(sed -n 's/^ *counts bytes ~= (max_procs + 1) x (\([0-9]*\) B + \([0-9]*\) B x counting events).*/\1,\2/p' \
+				"$top/docs/kernels.md" | head -n 1)
 			smp=2,maxcpus=$n mem=1536M accel=tcg,thread=single
-			extra="pmbpf_vm.possible=$n pmbpf_vm.procs=$scale_procs"
+			extra="pmbpf_vm.possible=$n pmbpf_vm.procs=$scale_procs pmbpf_vm.formula=${formula:-none}"
 			;;
 		esac
 		# no_timer_check: on a busy host the IO-APIC timer check can time

@@ -318,7 +318,7 @@ check_pmbpf_scale() {
 	# only the heads of the 5,000+ rows (their own pid is near the start,
 	# their delays make them 2 kB): sed on the whole of it took a minute
 	cut -c1-400 scale.out | grep '"type": *"process"' >heads
-	grep -E '"type": *"(system|event)"' scale.out >scale.sys
+	grep -E '"type": *"(session|system|event)"' scale.out >scale.sys
 	jl_compact scale.sys >scale.jl
 	row_pids heads | sort -u >rows
 	own=$(awk 'NR == FNR { c[$1] = 1; next } $1 in c' children rows | wc -l)
@@ -381,11 +381,16 @@ check_pmbpf_scale() {
 		show maps.out
 	fi
 
-	# docs/kernels.md: counts ~= (max_procs + 1) x (216 B + 24 B x counting
+	# docs/kernels.md: counts ~= (max_procs + 1) x (240 B + 24 B x counting
 	# events) [x possible CPUs where it is a per-CPU hash: the raw_tp
 	# flavour, 5.10, and the tp_btf one before issue 35] (+ ~100 B per entry)
+	# its base and per-event bytes, as run.sh read them from the docs
+	f=$(cmdline_arg formula)
+	base=${f%,*} each=${f#*,}
 	c=$(grep '^map .* name=counts ' maplines)
-	if [ -n "$c" ]; then
+	if [ -z "$base" ] || [ -z "$each" ] || [ "$f" = none ]; then
+		fail memory-formula "run.sh found no counts formula in docs/kernels.md (pmbpf_vm.formula=$f)"
+	elif [ -n "$c" ]; then
 		entries=$(field "$c" entries)
 		value=$(field "$c" value)
 		mem=$(field "$c" memlock)
@@ -393,9 +398,9 @@ check_pmbpf_scale() {
 		5) per=$ncpus kind="per-CPU hash, x $ncpus CPUs" ;;
 		*) per=1 kind="type $(field "$c" type), shared" ;;
 		esac
-		formula=$((entries * (216 + 24 * counting) * per))
-		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B (216 + 24 x $counting counting) memlock=$mem B, formula $formula B"
-		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((216 + 24 * counting)) ] &&
+		formula=$((entries * (base + each * counting) * per))
+		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B ($base + $each x $counting counting) memlock=$mem B, formula $formula B"
+		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((base + each * counting)) ] &&
 			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
 			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
 		else
