@@ -1163,7 +1163,8 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 		e->total.start_ns = c->start_ns;
 		e->total.comm_ns = c->comm_ns;
 		__builtin_memcpy(e->total.comm, c->comm, sizeof(c->comm));
-	} else {
+	} else if (sum) {
+		/* compiled out of the mark programs: before 5.13 a bpf_loop call does not load */
 		bpf_loop(nr_cpus, sum_cpu, NULL, 0);
 	}
 	e->total.flags = end;
