@@ -557,6 +557,19 @@ static int load(struct bpfload *bl, void *ctx)
 				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
 	bpf_map__set_max_entries(skel->maps.wake_clocks, s->nr_cpus);
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
+	if (err == -E2BIG && s->shared) {
+		/*
+		 * Both credit paths in one switch program are over the
+		 * verifier's 1M instructions on some kernels (Debian's 6.1:
+		 * 1000001 processed): keep tp_btf with the per-CPU counts map
+		 * rather than fall back to raw_tp with the same map.
+		 */
+		pmbpf_bpf__destroy(skel);
+		pr_err("warning: the shared counts map's programs are too large for this "
+		       "kernel's verifier; using the per-CPU counts map (memory x CPUs)\n");
+		s->fold_mode = THREAD_FOLD_OFF;
+		return load(bl, ctx);
+	}
 	if (err) {
 		pmbpf_bpf__destroy(skel);
 		return err;
