@@ -189,7 +189,6 @@ def test_task_moving_into_filter_after_unmonitored_work_is_not_credited_it():
                        capture_output=True)
         time.sleep(0.6)
         truth_s = cg.usage_ns() / 1e9 - u0
-        steal = steal_s() - st0
         got = rec.stop()
     finally:
         cg.remove()
