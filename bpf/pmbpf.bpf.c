@@ -837,7 +837,14 @@ static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pm
 		else
 			__sync_fetch_and_add(&dst->n[i], src->n[i]);
 	}
-	if (src->runq_max_gen == read_gen &&
+	/*
+	 * atomic: src is a thread's or a span's counts not read yet (reset at
+	 * each fold), so its maximum is this read's even when credited before
+	 * read_gen moved: a thread folded by the drain and credited again
+	 * before the read ends keeps the old generation (its histogram was
+	 * added to this read, its maximum was dropped: test_runq_max_is_each_intervals_own).
+	 */
+	if ((atomic ? src->runq_max_gen != 0 : src->runq_max_gen == read_gen) &&
 	    (dst->runq_max_gen != read_gen || src->runq_max_ns > dst->runq_max_ns)) {
 		dst->runq_max_ns = src->runq_max_ns;
 		dst->runq_max_gen = read_gen;
