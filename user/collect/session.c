@@ -421,19 +421,6 @@ static bool group_has_hw(const struct session *s, int g)
 	return false;
 }
 
-/*
- * A task iterator walks the tasks of the reader's pid namespace only: the
- * threads' counts can wait for it in their task storage (the shared counts
- * map) when pmbpf runs in the initial one (PROC_PID_INIT_INO), where it sees
- * every task.
- */
-static bool in_init_pid_ns(void)
-{
-	struct stat st;
-
-	return !stat("/proc/self/ns/pid", &st) && st.st_ino == 0xEFFFFFFCU;
-}
-
 #define FOLD_MAX_SLOTS 4
 
 /*
@@ -458,15 +445,16 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
 	/*
 	 * The shared counts map, its threads' counts in task storage folded
-	 * by the iterator: tp_btf, in the initial pid namespace, and up to
+	 * from the lists of threads that ran: tp_btf with bpf_task_from_pid
+	 * (6.2+; on Debian's 6.1 the switch program with the task walk
+	 * instead is over the verifier's 1M instructions), and up to
 	 * FOLD_MAX_SLOTS counters (the default group is 4): with 8 counting
 	 * events and both credit paths live the switch program took over 150 s
 	 * to verify in the arm64 6.1 guest under TCG (icount=2). Otherwise, or
 	 * with --thread-fold=off, the per-CPU counts map (docs/kernels.md).
 	 */
 	bool drain = tp_btf && s->feat.on[FEAT_TASK_FROM_PID];
-	bool fold = tp_btf && (drain || in_init_pid_ns()) && s->nr_slots <= FOLD_MAX_SLOTS &&
-		    s->fold_mode != THREAD_FOLD_OFF;
+	bool fold = drain && s->nr_slots <= FOLD_MAX_SLOTS && s->fold_mode != THREAD_FOLD_OFF;
 	bool wakeups = want_wakeup_progs(s, tp_btf);
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
