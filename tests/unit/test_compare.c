@@ -190,6 +190,26 @@ static void test_floors_and_output(void)
 	CHECK_NEAR(threshold__floor("cpu-time"), 100000, 0);
 	CHECK_NEAR(threshold__floor("LLC-load-misses"), 100, 0);
 	CHECK_NEAR(threshold__floor("r01c2"), 0, 0);
+	/* off-CPU parts: not judged by default (the A/A pair that CI saw), judged when named */
+	{
+		double ob_a[7] = { 230e3, 228e3, 232e3, 229e3, 231e3, 230e3, 233e3 };
+		double ob_b[7];
+
+		for (i = 0; i < 7; i++)
+			ob_b[i] = ob_a[i] * 1.19;
+		CHECK_EQ_INT(judge_one("offcpu-blocked", ob_a, 7, ob_b, 7, NULL, NULL),
+			     VERDICT_COUNT); /* no row: listed as not compared */
+		CHECK_EQ_INT(judge_one("runq-wait", ob_a, 7, ob_b, 7, NULL, NULL), VERDICT_COUNT);
+		/* named: +10% of 0.23 ms is under the 100 us floor (43%) */
+		CHECK_EQ_INT(
+			judge_one("offcpu-blocked", ob_a, 7, ob_b, 7, "offcpu-blocked=+10%", NULL),
+			VERDICT_NONE);
+		for (i = 0; i < 7; i++)
+			ob_b[i] = ob_a[i] * 1.6;
+		CHECK_EQ_INT(
+			judge_one("offcpu-blocked", ob_a, 7, ob_b, 7, "offcpu-blocked=+10%", NULL),
+			VERDICT_REGRESSION);
+	}
 
 	/* all-zero series and a too-noisy row beyond the runs' cap: no "nan" anywhere */
 	for (i = 0; i < 7; i++)

@@ -56,7 +56,7 @@ struct threshold {
  * "NAME=off"; returns -EINVAL on a malformed value.
  */
 int threshold__parse(const char *arg, struct threshold *t);
-/* Default threshold of a metric (signed percent). */
+/* Default threshold of a metric (signed percent); 0: judged only when a --threshold names it. */
 double threshold__default(const char *name);
 /*
  * Absolute floor of a metric (its unit; ns for times): a change smaller than
@@ -94,7 +94,7 @@ struct compare_result {
 	const struct series *base, *new;
 	struct compare_row rows[SERIES_MAX_METRICS];
 	int nr_rows;
-	char dropped[512]; /* "name (reason), ..." of metrics not compared */
+	char dropped[1024]; /* "name (reason), ..." of metrics not compared */
 	int counts[VERDICT_COUNT]; /* rows per verdict */
 };
 

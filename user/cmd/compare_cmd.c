@@ -20,7 +20,8 @@ static const struct cmdopt options[] = {
 	  "ipc -5%, wall-time and cpu-time +10%, *-misses +15%,\n"
 	  "switches +20% (involuntary +50%), migrations +50%,\n"
 	  "others +10% (docs/ci.md); NAME=off: no verdict for NAME\n"
-	  "(wall-time measures the runner's load too: docs/ci.md)" },
+	  "(wall-time measures the runner's load too: docs/ci.md);\n"
+	  "offcpu-* and runq-wait are judged only when named here" },
 	{ 'o', "output", "FORMAT", "table (default), json or markdown" },
 	{ CMDOPT_HELP },
 	{},

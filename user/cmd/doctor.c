@@ -34,7 +34,8 @@
 static const struct cmdopt options[] = {
 	{ 'o', "output", "FORMAT", "text (default) or json" },
 	{ 'e', "events", "LIST", "events to check (default " DEFAULT_EVENTS ")" },
-	{ 'v', "verbose", NULL, "libbpf debug output during the trial load" },
+	{ 'v', "verbose", NULL,
+	  "libbpf debug output during the trial load, with each\nprogram's verifier statistics (time, instructions, states)" },
 	{ CMDOPT_HELP },
 	{},
 };

@@ -510,6 +510,15 @@ static int load(struct bpfload *bl, void *ctx)
 	err = bpfload__opened(skel);
 	if (err)
 		return err;
+	/* doctor -v: the verifier's statistics of every program (time, instructions, states) */
+	if (o->verbose) {
+		struct bpf_program *prog;
+
+		bpf_object__for_each_program(prog, skel->obj)
+		{
+			bpf_program__set_log_level(prog, 4);
+		}
+	}
 	skel->rodata->nr_cpus = s->nr_cpus;
 	skel->rodata->nr_events = s->nr_slots;
 	for (i = 0; i < s->nr_slots; i++) {
