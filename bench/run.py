@@ -779,10 +779,27 @@ class Bench:
                 r["format"], r["threads"], r.get("top_k", "-"), r["us_per_row"]))
         self.results["render"] = rows
 
+    def cgroup_read_cost(self):
+        """bench/cgroupread: the kernel's per-cgroup files (cpu.stat, PSI)
+        read once per refresh for 100 cgroups, kept open or reopened each
+        time, CPU time per cgroup and refresh."""
+        p = subprocess.run([os.path.join(self.bin, "cgroupread"), "-n", "100", "-r",
+                            "10" if self.cfg["quick"] else "50"],
+                           capture_output=True, text=True, timeout=600)
+        if p.returncode:
+            self.error("cgroupread", p.stderr.strip())
+            return
+        rows = [json.loads(line) for line in p.stdout.splitlines()]
+        for r in rows:
+            log("cgroup files %-10s %d cgroups  %.3f us per cgroup per refresh" % (
+                r["mode"], r["cgroups"], r["us_per_cgroup"]))
+        self.results["cgroupread"] = rows
+
     def scale_active(self):
         """Every tool at active processes and threads (each wakes every
         ran_period_ms), one population started once for all of them."""
         self.render_cost()
+        self.cgroup_read_cost()
         tools = [
             (REC_JSON, lambda: self.mon_pmbpf(SW4, name=REC_JSON)),
             (REC_THREADS, lambda: self.mon_pmbpf(SW4, name=REC_THREADS, extra=["--threads"])),
@@ -1242,6 +1259,19 @@ def summary_md(res, args):
             L.append("| %s | %s | %s | %s | %s |" % (
                 r["format"], r["threads"], r.get("top_k", "-"), fmt(r["us_per_row"], 3),
                 fmt(r.get("us_per_changed_row"), 3)))
+        L.append("")
+    if res.get("cgroupread"):
+        L.append("## The kernel's per-cgroup files (bench/cgroupread)\n")
+        L.append("CPU time (user + system) to read a cgroup's cpu.stat, cpu.pressure, "
+                 "memory.pressure and io.pressure once per refresh (record, serve and top do "
+                 "for the cgroups they show), 100 cgroups: with the files kept open and read "
+                 "again from offset 0 (pmbpf, up to 256 cgroups and a sixteenth of the "
+                 "descriptor limit), and opened, read and closed each time.\n")
+        L.append("| mode | cgroups | files open | us / cgroup / refresh |")
+        L.append("|---|---|---|---|")
+        for r in res["cgroupread"]:
+            L.append("| %s | %d | %d | %s |" % (r["mode"], r["cgroups"], r["files_open"],
+                                               fmt(r["us_per_cgroup"], 2)))
         L.append("")
     if res.get("targets"):
         L.append("## Targets\n")

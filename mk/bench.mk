@@ -8,7 +8,7 @@
 
 BENCH_OUT := $(OUTPUT)bench/
 BENCH_BINS := $(BENCH_OUT)naive $(BENCH_OUT)workload $(BENCH_OUT)tiptop_sw.so $(BENCH_OUT)render \
-	$(BENCH_OUT)floor
+	$(BENCH_OUT)floor $(BENCH_OUT)cgroupread
 
 .SECONDARY: $(BENCH_OUT)naive.bpf.o $(BENCH_OUT)naive.skel.h
 
@@ -40,6 +40,11 @@ $(BENCH_OUT)floor: bench/floor.c | $(BENCH_OUT)
 
 # the renderers alone, on a synthetic snapshot (no BPF)
 $(BENCH_OUT)render: bench/render.c $(USER_OBJS) | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP $< $(USER_OBJS) $(ALL_LDFLAGS) $(LIBS) -o $@
+
+# the kernel's per-cgroup files (cpu.stat, PSI) read per refresh: kept open or not
+$(BENCH_OUT)cgroupread: bench/cgroupread.c $(USER_OBJS) | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP $< $(USER_OBJS) $(ALL_LDFLAGS) $(LIBS) -o $@
 

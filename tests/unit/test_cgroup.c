@@ -2,9 +2,15 @@
 /* Finding the cgroup2 mount in a mountinfo file; parsing cpu.stat and the PSI files. */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include "check.h"
 #include "cgroup.h"
 #include "snapshot.h"
@@ -109,8 +115,8 @@ static void test_cpu_stat(void)
 			       "core_sched.force_idle_usec 0\nnr_periods 97\nnr_throttled 96\n"
 			       "throttled_usec 7773104\nnr_bursts 0\nburst_usec 0\n",
 			       &st);
-	CHECK_EQ_INT(st.have, (1u << CGS_NR_PERIODS) | (1u << CGS_NR_THROTTLED) |
-				      (1u << CGS_THROTTLED_NS));
+	CHECK_EQ_INT(st.have,
+		     (1u << CGS_NR_PERIODS) | (1u << CGS_NR_THROTTLED) | (1u << CGS_THROTTLED_NS));
 	CHECK(st.v[CGS_NR_PERIODS] == 97);
 	CHECK(st.v[CGS_NR_THROTTLED] == 96);
 	CHECK(st.v[CGS_THROTTLED_NS] == 7773104000ULL);
@@ -152,10 +158,140 @@ static void test_pressure(void)
 	CHECK_EQ_INT(st.have, 0);
 }
 
+static int write_str(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(v, f) < 0 ? -EIO : 0;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+/* How many of the four files pmbpf reads the cgroup dir has */
+static size_t count_files(const char *dir)
+{
+	static const char *const names[] = { "cpu.stat", "cpu.pressure", "memory.pressure",
+					     "io.pressure" };
+	char path[4300];
+	size_t i, n = 0;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		n += !access(path, R_OK);
+	}
+	return n;
+}
+
+/* A child that spins, in the cgroup dir, until killed */
+static pid_t spinner_in(const char *dir)
+{
+	char path[4200], pid[32];
+	pid_t p = fork();
+
+	if (p == 0) {
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		snprintf(pid, sizeof(pid), "%d", getpid());
+		if (write_str(path, pid))
+			_exit(1);
+		for (;;)
+			;
+	}
+	return p;
+}
+
+/*
+ * A cgroup's files are kept open between reads and read again from offset 0:
+ * a reading through a kept descriptor is the kernel's new one (CPU pressure
+ * grows while 3 spinners share 2 CPUs in it); a removed cgroup's descriptors
+ * are closed at its next read; the budget follows RLIMIT_NOFILE.
+ */
+static void test_kept_files(void)
+{
+	char mnt[4096], dir[4200], rel[256], path[4300];
+	struct cgroup_stat out;
+	struct cgroup_stats *s;
+	struct rlimit rl, low;
+	struct stat sb;
+	size_t files, i;
+	pid_t kids[3];
+	__u32 have;
+
+	if (geteuid() || cgroup__find_mount("/proc/self/mountinfo", mnt, sizeof(mnt))) {
+		printf("skip test_kept_files: needs root and a cgroup2 mount\n");
+		return;
+	}
+	snprintf(rel, sizeof(rel), "/pmbpf-unit-%d", getpid());
+	snprintf(dir, sizeof(dir), "%s%s", mnt, rel);
+	if (mkdir(dir, 0755) || stat(dir, &sb)) {
+		printf("skip test_kept_files: cannot make %s: %s\n", dir, strerror(errno));
+		return;
+	}
+	files = count_files(dir);
+	s = cgroup_stats__new(1);
+	CHECK(s);
+	if (!s)
+		goto out;
+	have = cgroup_stats__read(s, sb.st_ino, rel, &out);
+	CHECK_EQ_INT(out.have, 0); /* no earlier reading */
+	CHECK_EQ_INT(cgroup_stats__open_files(s), files);
+	cgroup_stats__end(s);
+	for (i = 0; i < 3; i++)
+		kids[i] = spinner_in(dir);
+	usleep(300 * 1000);
+	for (i = 0; i < 3; i++) {
+		kill(kids[i], SIGKILL);
+		waitpid(kids[i], NULL, 0);
+	}
+	CHECK_EQ_INT(cgroup_stats__read(s, sb.st_ino, rel, &out), have);
+	CHECK_EQ_INT(cgroup_stats__open_files(s), files); /* none opened again */
+	if (have & (1u << CGS_PSI_CPU_SOME_NS)) {
+		/* 3 spinners on 2 CPUs (or more, on a busy host) for 300 ms: some wait all along */
+		CHECK(out.v[CGS_PSI_CPU_SOME_NS] > 100 * 1000 * 1000ULL);
+	} else {
+		printf("skip: no cpu.pressure (PSI off): freshness not checked\n");
+	}
+	cgroup_stats__end(s);
+	/* removed: its descriptors are closed at its next read, nothing is read */
+	CHECK(!rmdir(dir));
+	CHECK_EQ_INT(cgroup_stats__read(s, sb.st_ino, rel, &out), 0);
+	CHECK_EQ_INT(cgroup_stats__open_files(s), 0);
+	cgroup_stats__free(s);
+
+	/* a descriptor limit of 64: 4 files kept (64 / 16), the others still read */
+	CHECK(!getrlimit(RLIMIT_NOFILE, &rl));
+	low = rl;
+	low.rlim_cur = 64;
+	if (!mkdir(dir, 0755) && !stat(dir, &sb) && !setrlimit(RLIMIT_NOFILE, &low)) {
+		s = cgroup_stats__new(1);
+		setrlimit(RLIMIT_NOFILE, &rl);
+		CHECK(s);
+		if (s) {
+			struct stat root;
+
+			CHECK(!stat(mnt, &root));
+			cgroup_stats__read(s, root.st_ino, "/", &out);
+			CHECK_EQ_INT(cgroup_stats__open_files(s), count_files(mnt));
+			cgroup_stats__read(s, sb.st_ino, rel, &out);
+			CHECK_EQ_INT(cgroup_stats__open_files(s), 4); /* up to the budget */
+			/* the third is read without keeping it */
+			CHECK_EQ_INT(cgroup_stats__read(s, sb.st_ino + 1000000, rel, &out), have);
+			CHECK_EQ_INT(cgroup_stats__open_files(s), 4);
+			cgroup_stats__free(s);
+		}
+	}
+out:
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_find_mount();
 	test_cpu_stat();
 	test_pressure();
+	test_kept_files();
 	return check_summary();
 }

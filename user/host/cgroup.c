@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <sys/statfs.h>
@@ -483,11 +484,35 @@ void cgroup_stat__parse_pressure(const char *text, struct cgroup_stat *st, int s
 	}
 }
 
+/* The files read per cgroup: cpu.stat, then the three *.pressure */
+enum { CGF_CPU_STAT, CGF_CPU_PSI, CGF_MEMORY_PSI, CGF_IO_PSI, CGF_NR };
+
+static const struct {
+	const char *name;
+	int some; /* a pressure file's "some" index; -1: cpu.stat */
+} cg_files[CGF_NR] = {
+	{ "cpu.stat", -1 },
+	{ "cpu.pressure", CGS_PSI_CPU_SOME_NS },
+	{ "memory.pressure", CGS_PSI_MEMORY_SOME_NS },
+	{ "io.pressure", CGS_PSI_IO_SOME_NS },
+};
+
 struct cg_prev {
 	__u64 id;
 	struct cgroup_stat cum; /* cumulative, as read */
 	__u64 round; /* the round of that reading */
+	int fd1[CGF_NR]; /* a file kept open, + 1 (0: none) */
 };
+
+/*
+ * Reading a cgroup's four files costs about 120 us a round when each is
+ * opened, read and closed (path walk, kernfs open), and a few us when kept
+ * open and read again from offset 0. They are kept open for at most
+ * CGROUP_KEEP_OPEN cgroups and within a sixteenth of the descriptor limit
+ * (the perf counters need theirs: one per CPU and event); the others are
+ * opened each round.
+ */
+#define CGROUP_KEEP_OPEN 256
 
 struct cgroup_stats {
 	char mount[4096];
@@ -496,25 +521,52 @@ struct cgroup_stats {
 	__u64 round; /* rounds ended so far */
 	unsigned int keep_rounds;
 	size_t nr, nr_sorted, cap; /* [0, nr_sorted) sorted by id, then this round's new ones */
+	size_t nr_open, max_open; /* files kept open, and their budget */
 };
 
 struct cgroup_stats *cgroup_stats__new(unsigned int keep_rounds)
 {
 	struct cgroup_stats *s = calloc(1, sizeof(*s));
+	struct rlimit rl;
 
 	if (!s)
 		return NULL;
 	s->keep_rounds = keep_rounds ? keep_rounds : 1;
 	s->have_mount = !cgroup__find_mount("/proc/self/mountinfo", s->mount, sizeof(s->mount));
+	s->max_open = CGROUP_KEEP_OPEN * CGF_NR;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 16 < s->max_open)
+		s->max_open = rl.rlim_cur / 16;
 	return s;
+}
+
+static void prev_close(struct cgroup_stats *s, struct cg_prev *p)
+{
+	int k;
+
+	for (k = 0; k < CGF_NR; k++)
+		if (p->fd1[k]) {
+			close(p->fd1[k] - 1);
+			p->fd1[k] = 0;
+			s->nr_open--;
+		}
 }
 
 void cgroup_stats__free(struct cgroup_stats *s)
 {
+	size_t i;
+
 	if (!s)
 		return;
+	for (i = 0; i < s->nr; i++)
+		prev_close(s, &s->prev[i]);
 	free(s->prev);
 	free(s);
+}
+
+size_t cgroup_stats__open_files(const struct cgroup_stats *s)
+{
+	return s->nr_open;
 }
 
 static int cmp_prev(const void *a, const void *b)
@@ -550,54 +602,74 @@ static struct cg_prev *prev_get(struct cgroup_stats *s, __u64 id)
 	return p;
 }
 
-/* The contents of dir/name (at most len - 1 bytes), or -errno. */
-static int read_small(const char *dir, const char *name, char *buf, size_t len)
+/*
+ * The contents of a cgroup's file k (at most len - 1 bytes), or -errno:
+ * from its kept descriptor, else opened (and kept while the budget allows;
+ * p may be NULL: not kept).
+ */
+static int read_file(struct cgroup_stats *s, struct cg_prev *p, const char *dir, int k, char *buf,
+		     size_t len)
 {
 	char path[4200];
 	ssize_t n;
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+	if (p && p->fd1[k]) {
+		n = pread(p->fd1[k] - 1, buf, len - 1, 0);
+		if (n >= 0) {
+			buf[n] = '\0';
+			return 0;
+		}
+		/* ENODEV: the cgroup went; a new one at its path has another id */
+		n = -errno;
+		close(p->fd1[k] - 1);
+		p->fd1[k] = 0;
+		s->nr_open--;
+		return n;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, cg_files[k].name) >= sizeof(path))
 		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
 	buf[n] = '\0';
+	if (p && s->nr_open < s->max_open) {
+		p->fd1[k] = fd + 1;
+		s->nr_open++;
+	} else {
+		close(fd);
+	}
 	return 0;
 }
 
 __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
 			 struct cgroup_stat *out)
 {
-	static const struct {
-		const char *file;
-		int some;
-	} pressure[] = {
-		{ "cpu.pressure", CGS_PSI_CPU_SOME_NS },
-		{ "memory.pressure", CGS_PSI_MEMORY_SOME_NS },
-		{ "io.pressure", CGS_PSI_IO_SOME_NS },
-	};
 	struct cgroup_stat now = {};
 	char dir[4200], buf[1024];
 	struct cg_prev *p;
-	size_t k;
-	int i;
+	int i, k;
 
 	memset(out, 0, sizeof(*out));
 	if (!s->have_mount || !path || !id ||
 	    (size_t)snprintf(dir, sizeof(dir), "%s%s", s->mount, strcmp(path, "/") ? path : "") >=
 		    sizeof(dir))
 		return 0;
-	if (!read_small(dir, "cpu.stat", buf, sizeof(buf)))
-		cgroup_stat__parse_cpu(buf, &now);
-	for (k = 0; k < sizeof(pressure) / sizeof(pressure[0]); k++)
-		if (!read_small(dir, pressure[k].file, buf, sizeof(buf)))
-			cgroup_stat__parse_pressure(buf, &now, pressure[k].some);
 	p = prev_get(s, id);
+	for (k = 0; k < CGF_NR; k++) {
+		if (read_file(s, p, dir, k, buf, sizeof(buf)))
+			continue;
+		if (cg_files[k].some < 0)
+			cgroup_stat__parse_cpu(buf, &now);
+		else
+			cgroup_stat__parse_pressure(buf, &now, cg_files[k].some);
+	}
 	if (!p)
 		return now.have;
 	/* a reading older than keep_rounds rounds is no earlier reading */
@@ -642,6 +714,8 @@ void cgroup_stats__end(struct cgroup_stats *s)
 	for (i = 0; i < s->nr; i++)
 		if (s->prev[i].round + s->keep_rounds >= s->round)
 			s->prev[n++] = s->prev[i];
+		else
+			prev_close(s, &s->prev[i]);
 	s->nr = s->nr_sorted = n;
 	if (n > 1)
 		qsort(s->prev, n, sizeof(*s->prev), cmp_prev);

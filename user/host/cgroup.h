@@ -116,6 +116,8 @@ __u32 cgroup_stats__read(struct cgroup_stats *s, __u64 id, const char *path,
 void cgroup_stats__prime(struct cgroup_stats *s, const char *dir);
 /* A round of reads ended: forget the cgroups not read for keep_rounds rounds. */
 void cgroup_stats__end(struct cgroup_stats *s);
+/* Files kept open between reads (doctor, self metrics, tests). */
+size_t cgroup_stats__open_files(const struct cgroup_stats *s);
 void cgroup_stats__free(struct cgroup_stats *s);
 
 #endif
