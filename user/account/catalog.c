@@ -525,7 +525,7 @@ static const struct self_figure self_figures[] = {
 	  "Exit records sent through the ring buffer.", FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS,
 	  OUT_JSON | OUT_PROM },
 	{ "exit_records_dropped", "pmbpf_exit_records_dropped_total", "records",
-	  "Exit records the ring buffer had no room for (an exit storm): those processes are reported all the same, exited, from their map entries at the next read.",
+	  "Exit records the ring buffer had no room for (more than about 2,000 exits within the 100 ms between two drains): those processes are reported all the same, exited, from their map entries at the next read.",
 	  FIG_COUNTER, SELF_STAT, PMBPF_STAT_EXITS_DROPPED, OUT_JSON | OUT_PROM | OUT_TABLE },
 	{ "exit_records_lost", "pmbpf_exit_records_lost_total", "records",
 	  "Exits whose final counts are lost: the record was dropped and the map entry was gone too.",

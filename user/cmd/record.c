@@ -197,9 +197,22 @@ int cmd_record(int argc, char **argv)
 			t = start + o.duration_ns;
 		next.tv_sec = t / 1000000000ULL;
 		next.tv_nsec = t % 1000000000ULL;
-		while (!exiting &&
-		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
+		/* wait for the interval's end, taking exit records on the way */
+		while (!exiting) {
+			__u64 now = now_ns(CLOCK_MONOTONIC), wake = now + SESSION_DRAIN_NS;
+			struct timespec w;
+
+			if (now >= t)
+				break;
+			if (wake > t)
+				wake = t;
+			w.tv_sec = wake / 1000000000ULL;
+			w.tv_nsec = wake % 1000000000ULL;
+			if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &w, NULL) == EINTR)
+				continue;
+			if (wake < t && session__drain(s) < 0)
+				break;
+		}
 		last = exiting;
 		err = session__collect(s, &snap);
 		if (err)

@@ -349,7 +349,12 @@ static int run(struct serve *sv, const sigset_t *set)
 	next = now + sv->o.interval_ns;
 	next_ping = wd ? now + wd : ULLONG_MAX;
 	for (;;) {
-		sig = wait_signal(set, next < next_ping ? next : next_ping);
+		__u64 wake = next < next_ping ? next : next_ping;
+
+		/* exit records are taken every SESSION_DRAIN_NS between collections */
+		if (wake > now + SESSION_DRAIN_NS)
+			wake = now + SESSION_DRAIN_NS;
+		sig = wait_signal(set, wake);
 		if (sig == SIGTERM || sig == SIGINT)
 			return 0;
 		if (sig == SIGHUP) {
@@ -357,6 +362,11 @@ static int run(struct serve *sv, const sigset_t *set)
 			continue;
 		}
 		now = now_ns(CLOCK_MONOTONIC);
+		if (now < next) {
+			err = session__drain(sv->s);
+			if (err < 0)
+				return err;
+		}
 		if (now >= next) {
 			err = collect(sv);
 			if (err) {

@@ -134,7 +134,11 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct stat_run *run, int
 	next = r.start_ns + ctx->interval_ns;
 	while (!err && !r.done) {
 		__u64 now = now_ns(CLOCK_MONOTONIC);
-		int wait_ms = now >= next ? 0 : (int)((next - now + 999999) / 1000000);
+		/* at most SESSION_DRAIN_NS: exit records are taken on the way */
+		__u64 wait_ns = now >= next ? 0 : next - now;
+		int wait_ms =
+			(int)(((wait_ns < SESSION_DRAIN_NS ? wait_ns : SESSION_DRAIN_NS) + 999999) /
+			      1000000);
 		bool done = cmdrun__wait(&r, -1, wait_ms);
 
 		if (done || now_ns(CLOCK_MONOTONIC) >= next) {
@@ -142,6 +146,8 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct stat_run *run, int
 			if (!err)
 				accumulate(&ctx->snap, r.cgroup_id, &run->f, &seen);
 			next = now_ns(CLOCK_MONOTONIC) + ctx->interval_ns;
+		} else if (session__drain(ctx->s) < 0) {
+			err = -EIO;
 		}
 		if (err)
 			cmdrun__kill(&r); /* pmbpf cannot count: stop the command */

@@ -674,6 +674,11 @@ static int run(struct top *t)
 			wait_ms = (long)((t->deadline - now) / 1000000) + 1;
 		timeout((int)wait_ms);
 		ch = getch();
+		/* a key wait is at most KEY_WAIT_MS: exit records are taken after each */
+		if (!t->paused && session__drain(t->s) < 0) {
+			err = -EIO;
+			break;
+		}
 		if (ch == ERR)
 			continue;
 		do {

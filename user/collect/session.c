@@ -1213,6 +1213,15 @@ static void late_check(struct session *s, __u64 interval_ns)
 	       s->interval_ns / 1e9, interval_ns / 1e9, s->poll_ns / 1e9);
 }
 
+int session__drain(struct session *s)
+{
+	int n = ring_buffer__consume(s->rb);
+
+	if (n < 0)
+		pr_err("cannot read exit records: %s\n", strerror(-n));
+	return n;
+}
+
 int session__collect(struct session *s, struct snapshot *snap)
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), now;
@@ -1242,11 +1251,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = read_map(s);
 	if (err)
 		return err;
-	err = ring_buffer__consume(s->rb);
-	if (err < 0) {
-		pr_err("cannot read exit records: %s\n", strerror(-err));
+	err = session__drain(s);
+	if (err < 0)
 		return err;
-	}
 	err = account__settle(s->acct);
 	delete_entries(s);
 	if (err)

@@ -70,6 +70,16 @@ int session__open(struct session **sp, const struct session_opts *opts);
  * per process that ran since the previous call (exited ones included).
  */
 int session__collect(struct session *s, struct snapshot *snap);
+/*
+ * Between collections: take the exit records waiting in the ring buffer
+ * (they are accounted at the next collection). A command calls it every
+ * SESSION_DRAIN_NS while it waits, so that an exit storm within one long
+ * interval finds room: the 1 MiB ring holds about 2,000 records, and a
+ * record that finds none leaves its map entry held until the next read.
+ * Returns the records taken, or a negative errno (printed).
+ */
+#define SESSION_DRAIN_NS (100 * 1000 * 1000ULL)
+int session__drain(struct session *s);
 const struct event_info *session__events(const struct session *s, int *nr);
 /* The host has no hardware PMU: pmu__available(), the one meaning of "pmu" in every output. */
 bool session__no_pmu(const struct session *s);
