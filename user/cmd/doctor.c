@@ -452,7 +452,7 @@ static void trial_load(struct doctor *d, const struct session_opts *so)
 	    d->map_bytes / 1048576.0, d->max_procs, d->value_size,
 	    snap.thread_fold ? ", shared (not per CPU)" : " x possible CPUs", d->possible_cpus,
 	    d->online_cpus);
-	live = session__live_tasks(false);
+	live = host__live_tasks(false);
 	if (live > (long)d->max_procs)
 		add(d, "capacity", ST_WARN,
 		    "%ld live processes, more than the counts map holds (%u): those without an entry are counted in their cgroup's [overflow] row; -m sets its size",

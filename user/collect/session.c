@@ -4,20 +4,13 @@
  * read the kernel's cumulative per-process counts and exit records, and hand
  * them to the accounting (account.c), which makes the interval's rows.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <math.h>
 #include <stddef.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -30,6 +23,8 @@
 #include "account.h"
 #include "cgroup.h"
 #include "common.h"
+#include "counters.h"
+#include "host.h"
 #include "pmu.h"
 #include "kfeatures.h"
 #include "session.h"
@@ -57,18 +52,8 @@ struct session {
 	/* the attached programs, flush and fold, for self statistics */
 	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 2];
 	int nr_progs;
-	int nr_cpus; /* possible CPUs: per-CPU map layout */
-	bool *online;
-	int nr_online;
-	bool *stale; /* CPUs whose counters stopped (went offline): reopen when online */
-	__u8 *bank; /* the half of the events map each CPU's counters are in */
-	struct event_info ev[PMBPF_MAX_EVENTS];
-	int nr_events;
-	int nr_slots;
-	int slot_event[PMBPF_MAX_EVENTS];
+	struct counters ctr; /* the per-CPU perf counters */
 	struct metric_sel metrics;
-	int *fds; /* [slot * nr_cpus + cpu], -1 where not open */
-	struct pmbpf_reading *sys_last; /* same layout */
 	struct ring_buffer *rb;
 	struct account *acct;
 	struct cgroup_cache *cg;
@@ -95,331 +80,9 @@ struct session {
 	bool threads; /* --threads: an entry per thread */
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (shared) */
 	enum thread_fold fold_mode; /* --thread-fold */
-	__u64 sys_ctxt, sys_now; /* /proc/stat's ctxt at the last read_system(), and when */
 	bool wakeup_progs; /* the sched_wakeup programs time run-queue waits */
 	bool force_wakeup_progs; /* --wakeup-progs */
 };
-
-/*
- * The attr of event spec on cpu: the encoding of the PMU that counts on that
- * CPU. Returns false when the event has no encoding for this CPU's core type.
- */
-static bool event_attr(const struct event_spec *spec, int cpu, struct perf_event_attr *attr)
-{
-	const struct pmu *all, *core;
-	int nr, i;
-
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-	attr->exclude_user = spec->exclude_user;
-	attr->exclude_kernel = spec->exclude_kernel;
-	attr->exclude_hv = spec->exclude_hv;
-	if (!spec->nr_enc) {
-		attr->type = spec->type;
-		attr->config = spec->config;
-		attr->config1 = spec->config1;
-		attr->config2 = spec->config2;
-		/* hybrid: a generic hardware event through this CPU's own core PMU */
-		if ((spec->type == PERF_TYPE_HARDWARE || spec->type == PERF_TYPE_HW_CACHE) &&
-		    pmus__nr_core() > 1 && (core = pmu__core_of_cpu(cpu)))
-			attr->config |= (__u64)core->type << 32;
-		return true;
-	}
-	all = pmus__all(&nr);
-	for (i = 0; i < spec->nr_enc; i++) {
-		const struct event_enc *e = &spec->enc[i];
-
-		if (e->pmu < 0 || e->pmu >= nr || !pmu__has_cpu(&all[e->pmu], cpu))
-			continue;
-		attr->type = e->type;
-		attr->config = e->config;
-		attr->config1 = e->config1;
-		attr->config2 = e->config2;
-		return true;
-	}
-	return false;
-}
-
-/* Where an event has no counter on a CPU (another core type): a counter that always reads 0. */
-static int placeholder(int cpu)
-{
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_DUMMY,
-		.disabled = 1,
-		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
-	};
-
-	return (int)perf_event_open(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-static void close_slot(struct session *s, int slot)
-{
-	int cpu;
-
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		int *fd = &s->fds[slot * s->nr_cpus + cpu];
-
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-	}
-}
-
-/* The fd on cpu of the first counting event of group g, or -1. */
-static int group_leader_fd(struct session *s, int g, int cpu)
-{
-	int i;
-
-	if (g < 0)
-		return -1;
-	for (i = 0; i < s->nr_events; i++) {
-		struct perf_event_attr attr;
-
-		/* not an event that has only a placeholder on this CPU */
-		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 && s->ev[i].cpus > 0 &&
-		    event_attr(&s->ev[i].spec, cpu, &attr))
-			return s->fds[s->ev[i].slot * s->nr_cpus + cpu];
-	}
-	return -1;
-}
-
-/*
- * A member added to a group that is already counting is not scheduled until
- * the group is next scheduled in, which for software groups is never: so
- * each leader is opened disabled and enabled once its members are in.
- */
-static int enable_leaders(struct session *s)
-{
-	int i, cpu;
-
-	for (i = 0; i < s->nr_events; i++) {
-		const struct event_info *ev = &s->ev[i];
-
-		if (ev->spec.group < 0 || ev->slot < 0)
-			continue;
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			int fd = s->fds[ev->slot * s->nr_cpus + cpu];
-
-			if (fd < 0 || group_leader_fd(s, ev->spec.group, cpu) != fd)
-				continue;
-			if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
-				pr_err("cannot enable group of %s: %s\n", ev->spec.name,
-				       strerror(errno));
-				return -errno;
-			}
-		}
-	}
-	return 0;
-}
-
-/*
- * context-switches as the kernel counts it (one per switch-out of a task,
- * user and kernel, never multiplexed) is what the sched_switch program sees:
- * it counts it itself (ev_switches), with no counter to read at each switch
- * nor to keep in the kernel (an enabled per-CPU context-switches counter
- * costs each switch a software-event lookup). Its system-wide figure is
- * the kernel's switch count, /proc/stat's ctxt.
- */
-static bool event_switches(const struct event_spec *spec)
-{
-	return spec->type == PERF_TYPE_SOFTWARE && spec->config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
-	       spec->group < 0 && !spec->exclude_user && !spec->exclude_kernel;
-}
-
-/* The number of the first line of file path that fmt ("key %llu") reads, or 0. */
-static __u64 file_key_u64(const char *path, const char *fmt)
-{
-	unsigned long long v = 0;
-	char line[256];
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, fmt, &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-/* /proc/stat's ctxt: context switches on every CPU since boot. */
-static __u64 proc_stat_ctxt(void)
-{
-	return file_key_u64("/proc/stat", "ctxt %llu");
-}
-
-/*
- * Open event i on every online CPU in slot, as a member of its group where
- * it has one. Returns 0 or a positive errno (nothing left open).
- */
-static int open_event(struct session *s, int i, int slot, bool grouped)
-{
-	struct event_info *ev = &s->ev[i];
-	int cpu, err = 0;
-
-	ev->cpus = 0;
-	ev->switches = event_switches(&ev->spec);
-	if (ev->switches) {
-		for (cpu = 0; cpu < s->nr_cpus; cpu++)
-			ev->cpus += s->online[cpu];
-		return 0;
-	}
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		struct perf_event_attr attr;
-		int leader = grouped ? group_leader_fd(s, ev->spec.group, cpu) : -1;
-		long fd;
-
-		if (!s->online[cpu])
-			continue;
-		if (!event_attr(&ev->spec, cpu, &attr)) {
-			fd = placeholder(cpu);
-		} else {
-			attr.disabled = grouped && ev->spec.group >= 0 && leader < 0;
-			fd = perf_event_open(&attr, -1, cpu, leader, PERF_FLAG_FD_CLOEXEC);
-			if (fd >= 0)
-				ev->cpus++;
-		}
-		if (fd < 0) {
-			err = errno;
-			break;
-		}
-		s->fds[slot * s->nr_cpus + cpu] = (int)fd;
-	}
-	if (!err && !ev->cpus)
-		err = ENODEV; /* no CPU of its PMU is online */
-	if (err) {
-		close_slot(s, slot);
-		ev->cpus = 0;
-	}
-	return err;
-}
-
-static void group_names(struct session *s, int g, char *buf, size_t len)
-{
-	size_t n = 0;
-	int i;
-
-	n += snprintf(buf, len, "{");
-	for (i = 0; i < s->nr_events && n < len; i++)
-		if (s->ev[i].spec.group == g)
-			n += snprintf(buf + n, len - n, "%s%s", n > 1 ? "," : "",
-				      s->ev[i].spec.name);
-	if (n < len)
-		snprintf(buf + n, len - n, "}");
-}
-
-/* An event before i in group g is counting: i would join it. */
-static bool group_has_member(const struct session *s, int g, int i)
-{
-	int k;
-
-	for (k = 0; g >= 0 && k < i; k++)
-		if (s->ev[k].spec.group == g && s->ev[k].slot >= 0)
-			return true;
-	return false;
-}
-
-/* Say in one line why the kernel refused an event; false when it merely does not exist here. */
-static bool refused(const struct event_info *ev, int err)
-{
-	char why[512];
-
-	if (ev->state == EVENT_PERMISSION_DENIED) {
-		pr_err("event %s: permission denied (%s): %s\n", ev->spec.name, strerror(err),
-		       perm__why(why, sizeof(why)));
-		return true;
-	}
-	if (ev->state == EVENT_INVALID) {
-		pr_err("event %s: the kernel refused its attributes (%s): 'pmbpf list --attr %s' shows them\n",
-		       ev->spec.name, strerror(err), ev->spec.name);
-		return true;
-	}
-	return false;
-}
-
-static int open_events(struct session *s, const struct session_opts *o)
-{
-	size_t n = (size_t)PMBPF_MAX_EVENTS * (unsigned int)s->nr_cpus;
-	bool default_split = false;
-	int i;
-
-	s->fds = malloc(sizeof(*s->fds) * n);
-	s->sys_last = calloc(n, sizeof(*s->sys_last));
-	if (!s->fds || !s->sys_last)
-		return -ENOMEM;
-	for (i = 0; i < (int)n; i++)
-		s->fds[i] = -1;
-
-	if (o->default_events && !pmu__available())
-		pr_err("no hardware PMU on this host: counting software events (" DEFAULT_SW_EVENTS
-		       ") instead of " DEFAULT_EVENTS "\n");
-	s->nr_events = o->nr_events;
-	for (i = 0; i < o->nr_events; i++) {
-		s->ev[i].spec = o->events[i];
-		s->ev[i].slot = -1;
-	}
-	for (i = 0; i < o->nr_events; i++) {
-		struct event_info *ev = &s->ev[i];
-		int slot = s->nr_slots, err;
-		bool member = group_has_member(s, ev->spec.group, i);
-
-		/* the slot is taken first: group_leader_fd looks events up by slot */
-		ev->slot = slot;
-		err = open_event(s, i, slot, true);
-		if (member && (err == EINVAL || err == ENOSPC) && !open_event(s, i, slot, false)) {
-			/* it opens alone: the group does not fit the PMU */
-			char names[256];
-
-			close_slot(s, slot);
-			group_names(s, ev->spec.group, names, sizeof(names));
-			if (!o->default_events) {
-				pr_err("group %s does not fit the PMU's counters together: split it into smaller groups\n",
-				       names);
-				return -E2BIG;
-			}
-			if (!default_split)
-				pr_err("the default events do not fit one group on this PMU; counting %s outside the group\n",
-				       ev->spec.name);
-			default_split = true;
-			ev->spec.group = -1;
-			err = open_event(s, i, slot, false);
-		}
-		ev->err = err;
-		ev->state = event_state__from_errno(err);
-		if (err) {
-			ev->slot = -1;
-			if (ev->state == EVENT_ERROR) {
-				pr_err("cannot open event %s: %s\n", ev->spec.name, strerror(err));
-				return -err;
-			}
-			/*
-			 * An event asked for that the kernel refuses cannot be
-			 * counted by any later interval; the defaults show '-'.
-			 */
-			if (!o->default_events && refused(ev, err))
-				return -err;
-			continue;
-		}
-		s->slot_event[slot] = i;
-		s->nr_slots++;
-	}
-	return enable_leaders(s);
-}
-
-static bool group_has_hw(const struct session *s, int g)
-{
-	int i;
-
-	for (i = 0; g >= 0 && i < s->nr_events; i++)
-		if (s->ev[i].spec.group == g && s->ev[i].slot >= 0 &&
-		    s->ev[i].spec.type != PERF_TYPE_SOFTWARE &&
-		    s->ev[i].spec.type != PERF_TYPE_TRACEPOINT)
-			return true;
-	return false;
-}
 
 #define FOLD_MAX_SLOTS 4
 
@@ -454,7 +117,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	 * with --thread-fold=off, the per-CPU counts map (docs/kernels.md).
 	 */
 	bool drain = tp_btf && s->feat.on[FEAT_TASK_FROM_PID];
-	bool fold = drain && s->nr_slots <= FOLD_MAX_SLOTS && s->fold_mode != THREAD_FOLD_OFF;
+	bool fold = drain && s->ctr.nr_slots <= FOLD_MAX_SLOTS && s->fold_mode != THREAD_FOLD_OFF;
 	bool wakeups = want_wakeup_progs(s, tp_btf);
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
@@ -474,12 +137,13 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	drain = drain && fold;
 	bpf_program__set_autoload(skel->progs.drain, drain);
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
-	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->nr_cpus : 1);
+	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->ctr.nr_cpus : 1);
 	skel->rodata->ran_drain = drain;
 	skel->rodata->counts_shared = fold;
 	s->shared = fold;
-	s->counts_cpus = fold ? 1 : s->nr_cpus;
-	s->max_procs = s->opt_max_procs ?: session__default_max_procs(s->counts_cpus, s->nr_slots);
+	s->counts_cpus = fold ? 1 : s->ctr.nr_cpus;
+	s->max_procs =
+		s->opt_max_procs ?: session__default_max_procs(s->counts_cpus, s->ctr.nr_slots);
 	bpf_map__set_type(skel->maps.counts, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
 	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
 	bpf_map__set_value_size(skel->maps.counts, s->value_size);
@@ -519,19 +183,19 @@ static int load(struct bpfload *bl, void *ctx)
 			bpf_program__set_log_level(prog, 4);
 		}
 	}
-	skel->rodata->nr_cpus = s->nr_cpus;
-	skel->rodata->nr_events = s->nr_slots;
-	for (i = 0; i < s->nr_slots; i++) {
-		const struct event_spec *spec = &s->ev[s->slot_event[i]].spec;
+	skel->rodata->nr_cpus = s->ctr.nr_cpus;
+	skel->rodata->nr_events = s->ctr.nr_slots;
+	for (i = 0; i < s->ctr.nr_slots; i++) {
+		const struct event_spec *spec = &s->ctr.ev[s->ctr.slot_event[i]].spec;
 
 		/* software and tracepoint counters never multiplex, unless a hardware leader does */
 		skel->rodata->ev_timed[i] =
 			(spec->type != PERF_TYPE_SOFTWARE && spec->type != PERF_TYPE_TRACEPOINT) ||
-			group_has_hw(s, spec->group);
+			counters__group_has_hw(&s->ctr, spec->group);
 		skel->rodata->ev_clock[i] = spec->type == PERF_TYPE_SOFTWARE &&
 					    (spec->config == PERF_COUNT_SW_CPU_CLOCK ||
 					     spec->config == PERF_COUNT_SW_TASK_CLOCK);
-		skel->rodata->ev_switches[i] = s->ev[s->slot_event[i]].switches;
+		skel->rodata->ev_switches[i] = s->ctr.ev[s->ctr.slot_event[i]].switches;
 	}
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
@@ -549,10 +213,10 @@ static int load(struct bpfload *bl, void *ctx)
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
 	}
-	/* two banks: a returning CPU's counters are reopened in the other (cpus_refresh) */
+	/* two banks: a returning CPU's counters are reopened in the other (counters__refresh) */
 	bpf_map__set_max_entries(skel->maps.events,
-				 2 * s->nr_cpus * (s->nr_slots ? s->nr_slots : 1));
-	bpf_map__set_max_entries(skel->maps.wake_clocks, s->nr_cpus);
+				 2 * s->ctr.nr_cpus * (s->ctr.nr_slots ? s->ctr.nr_slots : 1));
+	bpf_map__set_max_entries(skel->maps.wake_clocks, s->ctr.nr_cpus);
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err == -E2BIG && s->shared) {
 		/*
@@ -577,25 +241,12 @@ static int load(struct bpfload *bl, void *ctx)
 
 static int fill_maps(struct session *s, const struct session_opts *o)
 {
-	int fd = bpf_map__fd(s->skel->maps.events), slot, cpu, err;
 	struct pmbpf_key key = { .tgid = PMBPF_OVERFLOW_TGID };
 	void *zeros;
+	int err = counters__store(&s->ctr, bpf_map__fd(s->skel->maps.events));
 
-	for (slot = 0; slot < s->nr_slots; slot++) {
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			__u32 idx = slot * s->nr_cpus + cpu;
-			int efd = s->fds[idx];
-
-			if (efd < 0)
-				continue;
-			if (bpf_map_update_elem(fd, &idx, &efd, BPF_ANY)) {
-				err = -errno;
-				pr_err("cannot store counter fd: %s\n", strerror(-err));
-				return err;
-			}
-		}
-	}
-
+	if (err)
+		return err;
 	zeros = calloc(s->counts_cpus, s->stride);
 	if (!zeros)
 		return -ENOMEM;
@@ -682,166 +333,15 @@ static int flush_cpus(struct session *s)
 {
 	int fd = bpf_program__fd(s->skel->progs.flush), cpu, err;
 
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
+	for (cpu = 0; cpu < s->ctr.nr_cpus; cpu++) {
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
 
-		if (!s->online[cpu])
+		if (!s->ctr.online[cpu])
 			continue;
 		err = bpf_prog_test_run_opts(fd, &opts);
 		if (err && errno != ENXIO && errno != ENODEV) {
 			err = -errno;
 			pr_err("cannot flush CPU %d: %s\n", cpu, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-/* Read every counter fd: the system-wide delta since the previous read. */
-static void read_system(struct session *s, struct snapshot *snap)
-{
-	__u64 now = now_ns(CLOCK_MONOTONIC), ctxt = 0;
-	int slot, cpu;
-
-	for (slot = 0; slot < s->nr_slots; slot++) {
-		int ev = s->slot_event[slot];
-
-		if (s->ev[ev].switches) {
-			/* enabled and running as a per-CPU counter's: the online CPUs' time */
-			__u64 t = (now - s->sys_now) * (unsigned int)s->nr_online;
-
-			ctxt = ctxt ?: proc_stat_ctxt();
-			if (!ctxt)
-				continue; /* unreadable: the next read counts from the last */
-			if (snap && s->sys_now) {
-				snap->system[ev].value += ctxt - s->sys_ctxt;
-				snap->system[ev].enabled += t;
-				snap->system[ev].running += t;
-			}
-			continue;
-		}
-		for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-			int i = slot * s->nr_cpus + cpu;
-			__u64 buf[3];
-
-			if (s->fds[i] < 0 || read(s->fds[i], buf, sizeof(buf)) != sizeof(buf))
-				continue;
-			/* a CPU's counter runs while it is online; offline kills it */
-			if (buf[1] == s->sys_last[i].enabled)
-				s->stale[cpu] = true;
-			if (snap) {
-				snap->system[ev].value += buf[0] - s->sys_last[i].value;
-				snap->system[ev].enabled += buf[1] - s->sys_last[i].enabled;
-				snap->system[ev].running += buf[2] - s->sys_last[i].running;
-			}
-			s->sys_last[i].value = buf[0];
-			s->sys_last[i].enabled = buf[1];
-			s->sys_last[i].running = buf[2];
-		}
-	}
-	if (ctxt) {
-		s->sys_ctxt = ctxt;
-		s->sys_now = now;
-	}
-}
-
-/*
- * Counters of CPU cpu in the other bank, then rebase on that CPU. Returns
- * 0, or -ENODEV/-ENXIO when the CPU went offline again (tried next time).
- */
-static int cpu_reopen(struct session *s, int cpu)
-{
-	int map_fd = bpf_map__fd(s->skel->maps.events), slot, g, err = 0;
-	int bank = s->bank[cpu] ^ 1, fds[PMBPF_MAX_EVENTS], leader[PMBPF_MAX_EVENTS];
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .cpu = cpu, .flags = BPF_F_TEST_RUN_ON_CPU);
-
-	for (slot = 0; slot < PMBPF_MAX_EVENTS; slot++)
-		fds[slot] = leader[slot] = -1;
-	for (slot = 0; slot < s->nr_slots && !err; slot++) {
-		const struct event_spec *spec = &s->ev[s->slot_event[slot]].spec;
-		struct perf_event_attr attr;
-		__u32 idx = (bank * s->nr_slots + slot) * s->nr_cpus + cpu;
-		long fd;
-
-		if (s->ev[s->slot_event[slot]].switches)
-			continue; /* no counter */
-		g = spec->group >= 0 && spec->group < PMBPF_MAX_EVENTS ? spec->group : -1;
-		if (event_attr(spec, cpu, &attr)) {
-			/* groups formed again as open_event() does: leader disabled until its members are in */
-			attr.disabled = g >= 0 && leader[g] < 0;
-			fd = perf_event_open(&attr, -1, cpu, g >= 0 ? leader[g] : -1,
-					     PERF_FLAG_FD_CLOEXEC);
-			if (fd >= 0 && g >= 0 && leader[g] < 0)
-				leader[g] = (int)fd;
-		} else {
-			fd = placeholder(cpu);
-		}
-
-		if (fd < 0) {
-			err = -errno;
-			break;
-		}
-		fds[slot] = (int)fd;
-		if (bpf_map_update_elem(map_fd, &idx, &fds[slot], BPF_ANY))
-			err = -errno;
-	}
-	for (g = 0; g < PMBPF_MAX_EVENTS && !err; g++)
-		if (leader[g] >= 0 && ioctl(leader[g], PERF_EVENT_IOC_ENABLE, 0))
-			err = -errno;
-	if (!err && bpf_prog_test_run_opts(bpf_program__fd(s->skel->progs.rebase), &opts))
-		err = -errno;
-	if (err) {
-		for (slot = 0; slot < s->nr_slots; slot++)
-			if (fds[slot] >= 0)
-				close(fds[slot]);
-		return err;
-	}
-	s->bank[cpu] = bank;
-	for (slot = 0; slot < s->nr_slots; slot++) {
-		int i = slot * s->nr_cpus + cpu;
-
-		if (s->fds[i] >= 0)
-			close(s->fds[i]);
-		s->fds[i] = fds[slot];
-		s->sys_last[i] = s->skel->bss->rebase_readings[slot];
-	}
-	s->stale[cpu] = false;
-	return 0;
-}
-
-/* The counters of cpu are open (or it has none to open: context-switches alone). */
-static bool cpu_counters_open(const struct session *s, int cpu)
-{
-	int slot;
-
-	for (slot = 0; slot < s->nr_slots; slot++)
-		if (!s->ev[s->slot_event[slot]].switches)
-			return s->fds[slot * s->nr_cpus + cpu] >= 0;
-	return true;
-}
-
-/*
- * CPU hotplug: a CPU that went offline lost its counters (the kernel stops
- * them and does not restart them); once it is online again they are opened
- * anew, as are those of CPUs that were offline when the session started.
- */
-static int cpus_refresh(struct session *s)
-{
-	int cpu, err;
-
-	err = cpus__online(s->online, s->nr_cpus);
-	if (err)
-		return err;
-	s->nr_online = 0;
-	for (cpu = 0; cpu < s->nr_cpus; cpu++) {
-		s->nr_online += s->online[cpu];
-		if (!s->online[cpu] || !s->nr_slots)
-			continue;
-		if (!s->stale[cpu] && cpu_counters_open(s, cpu))
-			continue;
-		err = cpu_reopen(s, cpu);
-		if (err && err != -ENODEV && err != -ENXIO) {
-			pr_err("cannot reopen the counters of CPU %d: %s\n", cpu, strerror(-err));
 			return err;
 		}
 	}
@@ -876,27 +376,11 @@ static bool process_comm(void *ctx, __u32 pid, char *buf, size_t len)
 	return process__comm((pid_t)pid, buf, len) == 0;
 }
 
-/*
- * --threads: thread tid of pid is there, not a zombie, and (start_ns not 0)
- * started at start_ns (task_struct.start_time: CLOCK_MONOTONIC). /proc
- * gives the start in clock ticks on the boot-time clock, which runs ahead
- * of the monotonic one by the time the host spent suspended.
- */
+/* --threads: thread tid of pid is there, not a zombie, and started at start_ns (0: any). */
 static bool thread_running(void *ctx, __u32 pid, __u32 tid, __u64 start_ns)
 {
-	long hz = sysconf(_SC_CLK_TCK);
-	unsigned long long ticks;
-	double want;
-	char state;
-
 	(void)ctx;
-	if (hz <= 0 || task__stat((pid_t)pid, (pid_t)tid, &state, &ticks) || state == 'Z' ||
-	    state == 'X' || state == 'x')
-		return false;
-	if (!start_ns)
-		return true;
-	want = (double)(start_ns + (now_ns(CLOCK_BOOTTIME) - now_ns(CLOCK_MONOTONIC))) * hz / 1e9;
-	return fabs((double)ticks - want) <= 1.5;
+	return host__thread_alive((pid_t)pid, (pid_t)tid, start_ns);
 }
 
 static struct account *account_new(struct session *s)
@@ -905,7 +389,7 @@ static struct account *account_new(struct session *s)
 		.nr_cpus = s->counts_cpus,
 		.stride = s->stride,
 		.value_size = s->value_size,
-		.nr_events = s->nr_events,
+		.nr_events = s->ctr.nr_events,
 		.cgroup_path = cgroup_path,
 		.cgroup_parent = cgroup_parent,
 		.process_comm = process_comm,
@@ -915,15 +399,15 @@ static struct account *account_new(struct session *s)
 	};
 	int i;
 
-	for (i = 0; i < s->nr_events; i++)
-		o.slot[i] = s->ev[i].slot;
+	for (i = 0; i < s->ctr.nr_events; i++)
+		o.slot[i] = s->ctr.ev[i].slot;
 	return account__new(&o);
 }
 
 int session__open(struct session **sp, const struct session_opts *o)
 {
 	struct session *s;
-	int err, cpu;
+	int err;
 	long live;
 
 	libbpf__set_verbose(o->verbose);
@@ -931,26 +415,9 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->nr_cpus = libbpf_num_possible_cpus();
-	if (s->nr_cpus <= 0) {
-		err = s->nr_cpus ? s->nr_cpus : -EINVAL;
-		pr_err("cannot count CPUs: %s\n", strerror(-err));
+	err = counters__init(&s->ctr);
+	if (err)
 		goto fail;
-	}
-	s->online = calloc(s->nr_cpus, sizeof(*s->online));
-	s->stale = calloc(s->nr_cpus, sizeof(*s->stale));
-	s->bank = calloc(s->nr_cpus, sizeof(*s->bank));
-	if (!s->online || !s->stale || !s->bank) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	err = cpus__online(s->online, s->nr_cpus);
-	if (err) {
-		pr_err("cannot read online CPUs: %s\n", strerror(-err));
-		goto fail;
-	}
-	for (cpu = 0; cpu < s->nr_cpus; cpu++)
-		s->nr_online += s->online[cpu];
 	features__probe(&s->feat);
 	err = features__missing_required(&s->feat);
 	if (err >= 0) {
@@ -960,11 +427,11 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	}
 
-	err = open_events(s, o);
+	err = counters__open(&s->ctr, o->events, o->nr_events, o->default_events);
 	if (err)
 		goto fail;
 	/* a counts value holds the counting slots only: their number is known now */
-	s->value_size = session__counts_value_size(s->nr_slots);
+	s->value_size = session__counts_value_size(s->ctr.nr_slots);
 	s->stride = (s->value_size + 7) & ~(size_t)7;
 	s->opt_max_procs = o->max_procs;
 	s->metrics = o->metrics;
@@ -973,7 +440,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	s->force_wakeup_progs = o->wakeup_progs;
 	s->delays_on =
 		o->delays == DELAYS_ON || (o->delays == DELAYS_AUTO && !o->pid && !o->cgroup);
-	metrics__report_unsupported(&s->metrics, s->ev, s->nr_events);
+	metrics__report_unsupported(&s->metrics, s->ctr.ev, s->ctr.nr_events);
 
 	err = bpfload__load(&s->bl, !o->force_raw_tp && features__tp_btf_usable(&s->feat), load,
 			    &(struct load_ctx){ s, o });
@@ -1012,7 +479,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	}
 
 	session__map_memory(s, NULL, 0, &s->map_bytes);
-	live = o->pid || o->cgroup ? 0 : session__live_tasks(s->threads);
+	live = o->pid || o->cgroup ? 0 : host__live_tasks(s->threads);
 	if (live > (long)s->max_procs)
 		pr_err("warning: %ld live %s on this host, more than the counts map holds (%u): those without an entry are counted in their cgroup's [overflow] row; -m sets its size\n",
 		       live, s->threads ? "threads" : "processes", s->max_procs);
@@ -1023,8 +490,8 @@ int session__open(struct session **sp, const struct session_opts *o)
 		goto fail;
 	if (o->hot_hz) {
 		err = hot__open(&s->hot, s->skel->progs.hot_sample,
-				bpf_map__fd(s->skel->maps.hot_ips), o->hot_hz, s->online,
-				s->nr_cpus);
+				bpf_map__fd(s->skel->maps.hot_ips), o->hot_hz, s->ctr.online,
+				s->ctr.nr_cpus);
 		if (err)
 			goto fail;
 	}
@@ -1032,7 +499,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	err = flush_cpus(s);
 	if (err)
 		goto fail;
-	read_system(s, NULL);
+	counters__read(&s->ctr, NULL);
 	s->last_mono = now_ns(CLOCK_MONOTONIC);
 	s->interval_ns = o->interval_ns;
 	*sp = s;
@@ -1040,32 +507,6 @@ int session__open(struct session **sp, const struct session_opts *o)
 fail:
 	session__close(s);
 	return err;
-}
-
-long session__live_tasks(bool threads)
-{
-	struct dirent *de;
-	long n = 0;
-	FILE *f;
-	DIR *d;
-
-	if (threads) {
-		/* the kernel's scheduling entities: /proc/loadavg's "running/total" */
-		f = fopen("/proc/loadavg", "re");
-		if (!f)
-			return -1;
-		if (fscanf(f, "%*f %*f %*f %*d/%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-		return n;
-	}
-	d = opendir("/proc");
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += isdigit((unsigned char)de->d_name[0]) != 0;
-	closedir(d);
-	return n;
 }
 
 /* The deletions the accounting asked for. */
@@ -1154,14 +595,14 @@ static int read_idle(struct session *s)
 
 	if (!s->shared || !key.cgroup_id)
 		return 0;
-	vals = calloc(s->nr_cpus, stride);
+	vals = calloc(s->ctr.nr_cpus, stride);
 	if (!vals)
 		return -ENOMEM;
 	err = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.idle_counts), &zero, vals) ? -errno : 0;
 	if (err)
 		pr_err("cannot read the idle task's counts: %s\n", strerror(-err));
 	else
-		err = account__entry_cpus(s->acct, &key, vals, s->nr_cpus, stride);
+		err = account__entry_cpus(s->acct, &key, vals, s->ctr.nr_cpus, stride);
 	free(vals);
 	return err;
 }
@@ -1237,8 +678,10 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
-	read_system(s, snap);
-	err = cpus_refresh(s);
+	counters__read(&s->ctr, snap);
+	err = counters__refresh(&s->ctr, bpf_map__fd(s->skel->maps.events),
+				bpf_program__fd(s->skel->progs.rebase),
+				s->skel->bss->rebase_readings);
 	if (err)
 		return err;
 	now = now_ns(CLOCK_MONOTONIC);
@@ -1278,9 +721,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	percpu_array__sum(bpf_map__fd(s->skel->maps.stats), snap->stats, PMBPF_STAT_NR);
 	/* run time and count: non-zero with kernel.bpf_stats_enabled=1 */
 	snap->nr_progs = prog_stats__read(s->progs, s->nr_progs, snap->progs, SNAPSHOT_MAX_PROGS);
-	snap->nr_cpus = s->nr_online;
-	snap->nr_events = s->nr_events;
-	snap->events = s->ev;
+	snap->nr_cpus = s->ctr.nr_online;
+	snap->nr_events = s->ctr.nr_events;
+	snap->events = s->ctr.ev;
 	snap->metrics = s->metrics.nr ? &s->metrics : NULL;
 	snap->attach = session__attach_kind(s);
 	snap->map_entries = account__tracked(s->acct);
@@ -1296,8 +739,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 
 const struct event_info *session__events(const struct session *s, int *nr)
 {
-	*nr = s->nr_events;
-	return s->ev;
+	*nr = s->ctr.nr_events;
+	return s->ctr.ev;
 }
 
 bool session__no_pmu(const struct session *s)
@@ -1307,12 +750,7 @@ bool session__no_pmu(const struct session *s)
 
 bool session__hw_counting(const struct session *s)
 {
-	int i;
-
-	for (i = 0; i < s->nr_events; i++)
-		if ((s->ev[i].spec.kind & EVENT_HW) && s->ev[i].state == EVENT_COUNTING)
-			return true;
-	return false;
+	return counters__hw_counting(&s->ctr);
 }
 
 __u32 session__counts_value_size(int nr_slots)
@@ -1344,7 +782,7 @@ static __u64 map_memlock(int fd)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	return file_key_u64(path, "memlock: %llu");
+	return file__key_u64(path, "memlock: %llu");
 }
 
 int session__map_memory(const struct session *s, struct map_memory *out, int max,
@@ -1380,7 +818,7 @@ int session__map_memory(const struct session *s, struct map_memory *out, int max
 
 int session__possible_cpus(const struct session *s)
 {
-	return s->nr_cpus;
+	return s->ctr.nr_cpus;
 }
 
 __u32 session__max_procs(const struct session *s)
@@ -1395,8 +833,6 @@ const char *session__attach_kind(const struct session *s)
 
 void session__close(struct session *s)
 {
-	int i;
-
 	if (!s)
 		return;
 	hot__free(s->hot);
@@ -1404,17 +840,9 @@ void session__close(struct session *s)
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
-	if (s->fds)
-		for (i = 0; i < PMBPF_MAX_EVENTS * s->nr_cpus; i++)
-			if (s->fds[i] >= 0)
-				close(s->fds[i]);
 	cgroup_cache__free(s->cg);
 	account__free(s->acct);
-	free(s->fds);
-	free(s->sys_last);
-	free(s->online);
-	free(s->stale);
-	free(s->bank);
+	counters__close(&s->ctr);
 	map_reader__free(&s->counts);
 	map_reader__free(&s->overflow);
 	map_reader__free(&s->delays_rd);

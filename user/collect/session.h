@@ -89,8 +89,6 @@ const char *session__attach_kind(const struct session *s);
 int session__possible_cpus(const struct session *s);
 /* Entries of the counts map in force. */
 __u32 session__max_procs(const struct session *s);
-/* Live processes (threads: threads) on the host now, from /proc; -1 if unreadable. */
-long session__live_tasks(bool threads);
 /*
  * A counts map value (struct pmbpf_counts cut after nr_slots counting
  * slots), and the session's.

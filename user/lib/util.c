@@ -466,6 +466,21 @@ int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime)
 	return 0;
 }
 
+__u64 file__key_u64(const char *path, const char *fmt)
+{
+	unsigned long long v = 0;
+	char line[256];
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 void *array__room(void *arr, size_t nr, size_t *cap, size_t size)
 {
 	size_t c;

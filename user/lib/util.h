@@ -73,6 +73,8 @@ int process__comm(pid_t pid, char *buf, size_t len);
  * boot-time clock). Returns 0, or -errno when it cannot be read.
  */
 int task__stat(pid_t pid, pid_t tid, char *state, unsigned long long *starttime);
+/* The number of the first line of file path that fmt ("key %llu") reads, or 0. */
+__u64 file__key_u64(const char *path, const char *fmt);
 /*
  * The most read from an input file (compare's files, a line of cpi's
  * input): a file of pmbpf's output is far smaller; /dev/zero is not.
