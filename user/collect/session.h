@@ -9,7 +9,7 @@
 #include "metrics.h"
 #include "snapshot.h"
 
-/* --thread-fold: where switches credit counts on tp_btf (fold_decide() in session.c). */
+/* --thread-fold: where switches credit counts on tp_btf (choose_programs() in session.c). */
 enum thread_fold {
 	THREAD_FOLD_AUTO, /* chosen by the switch rate: the default */
 	THREAD_FOLD_ON, /* each thread's task storage, folded into the processes at each read */
