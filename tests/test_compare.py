@@ -35,12 +35,11 @@ def rows(p):
     return {r["metric"]: r for r in json.loads(p.stdout)["rows"]}
 
 
-def merge_runs(docs):
-    """One file of the runs of several 'pmbpf stat -r 1 -o json' files, as
-    'pmbpf stat -r N' would have written it: the runs numbered in order, the
-    repeat count and the summary of all of them."""
-    doc = dict(docs[0], runs=[dict(d["runs"][0], run=i + 1) for i, d in enumerate(docs)],
-               repeat=len(docs))
+def runs_file(doc, runs):
+    """A file of some of the runs of a 'pmbpf stat -r N -o json' file, as
+    'pmbpf stat -r len(runs)' would have written it: the runs numbered in
+    order, the repeat count and the summary of them."""
+    doc = dict(doc, runs=[dict(r, run=i + 1) for i, r in enumerate(runs)], repeat=len(runs))
     summary = {}
     for name in doc["summary"]:
         v = [r["metrics"][name] for r in doc["runs"]]
@@ -63,23 +62,23 @@ def merge_runs(docs):
 def aa_files(tmp_path_factory):
     """21 files of 5 runs of one workload: 20 A/A comparisons. A/A means the
     same distribution on both sides, so every file's runs are spread over the
-    same stretch of time: 5 rounds, each one run for every file in turn.
-    'pmbpf stat -r 5' back to back would not do: its 5 runs of 6 ms take
-    0.1 s, one moment of this shared machine, and whatever the other vCPU or
-    the host does at that moment moves all 5 together (one file of 21 ran
-    30% slower in every run, at load 2: a real difference between two
-    moments, which compare rightly calls a regression, not noise; see
-    docs/ci.md, "Two files are two moments")."""
+    same stretch of time: one 'pmbpf stat -r 105', its runs dealt to the files
+    in turn (run k of file i is run 21 k + i), so that each file has one run
+    in each fifth of the series. 'pmbpf stat -r 5' back to back for each file
+    would not do: its 5 runs of 6 ms take 0.1 s, one moment of this shared
+    machine, and whatever the other vCPU or the host does at that moment
+    moves all 5 together (one file of 21 ran 30% slower in every run, at
+    load 2: a real difference between two moments, which compare rightly
+    calls a regression, not noise; see docs/ci.md, "Two files are two
+    moments"). (This was 105 'pmbpf stat -r 1', 5 rounds of 21: the same
+    design, at a start of pmbpf each, 6.5 minutes at load 5.)"""
     d = tmp_path_factory.mktemp("aa")
-    runs = [[] for _ in range(21)]
-    for k in range(5):
-        for i, r in enumerate(runs):
-            f = d / f"aa{i}.run{k}.json"
-            r.append(stat_file(f, WORK, "touch", PAGES, runs=1))
+    doc = stat_file(d / "all.json", WORK, "touch", PAGES, runs=105)
+    assert [r["run"] for r in doc["runs"]] == list(range(1, 106))
     files = []
-    for i, r in enumerate(runs):
+    for i in range(21):
         f = d / f"aa{i}.json"
-        f.write_text(json.dumps(merge_runs(r)))
+        f.write_text(json.dumps(runs_file(doc, doc["runs"][i::21])))
         files.append(f)
     return files
 
