@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -45,9 +46,11 @@ needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs need
 
 
 # Run by python3 -c SPAWNER WORK SECONDS: 2,000 short-lived processes a
-# minute, each burning 2 ms of CPU; prints [processes started, seconds].
+# minute, each burning 2 ms of CPU; prints {"started": processes started,
+# "seconds": how long it ran, "cpu_s": its own and its children's CPU time,
+# "children_faults": its children's page faults} (getrusage).
 SPAWNER = """
-import json, subprocess, sys, time
+import json, resource, subprocess, sys, time
 work, seconds = sys.argv[1], float(sys.argv[2])
 started, children, t0 = 0, [], time.monotonic()
 while time.monotonic() - t0 < seconds:
@@ -58,7 +61,11 @@ while time.monotonic() - t0 < seconds:
     time.sleep(0.005)
 for c in children:
     c.wait()
-print(json.dumps([started, time.monotonic() - t0]))
+elapsed = time.monotonic() - t0
+s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"started": started, "seconds": elapsed,
+                  "cpu_s": s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime,
+                  "children_faults": c.ru_minflt + c.ru_majflt}))
 """
 
 
@@ -93,6 +100,44 @@ class Cgroup:
                 return
             except OSError:
                 time.sleep(0.1)
+
+
+class FileRecord:
+    """pmbpf record -o json ARGS to a file, read when it stops (a pipe nobody
+    reads fills, and pmbpf's collections then wait on the write)."""
+
+    def __init__(self, *args):
+        self.args = list(args)
+        # appended to by pmbpf, read here through another open file: a shared
+        # offset would have pmbpf's writes land where this side last read
+        self.out = tempfile.NamedTemporaryFile("r", delete=True)
+        with open(self.out.name, "a") as w:
+            self.proc = subprocess.Popen([PMBPF, "record", "-o", "json"] + self.args,
+                                         stdout=w, stderr=subprocess.PIPE, text=True)
+
+    def wait_started(self, timeout=30):
+        """Until the session record is written (the programs are attached)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.out.seek(0)
+            if '"session"' in self.out.readline():
+                return self
+            assert self.proc.poll() is None and time.monotonic() < deadline, \
+                self.proc.stderr.read()
+            time.sleep(0.02)
+
+    def stop(self):
+        """SIGINT; its records."""
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 0, err
+        self.out.seek(0)
+        self.recs = [json.loads(l) for l in self.out.read().splitlines()]
+        self.out.close()
+        return self.recs
+
+    def of(self, type_):
+        return [r for r in self.recs if r["type"] == type_]
 
 
 class Recorder:

@@ -11,12 +11,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
 
-from conftest import PMBPF, WORK, Cgroup, needs_root
+from conftest import SPAWNER, WORK, Cgroup, FileRecord, needs_root
 
 pytestmark = needs_root
 
@@ -27,58 +26,22 @@ pytestmark = needs_root
 TOLERANCE = 0.01
 
 
-class Filtered:
+class Filtered(FileRecord):
     """pmbpf record [-G CG] -b cgroup -o json; the cgroup's rows summed."""
 
     def __init__(self, cg, events, filtered=True):
         self.cg, self.events = cg, events
-        # to a file, not a pipe: a pipe nobody reads fills, and pmbpf's
-        # collections then wait on the write (exit records pile up)
-        self.out = tempfile.TemporaryFile("w+")
-        self.proc = subprocess.Popen(
-            [PMBPF, "record", "-o", "json", "-b", "cgroup", "-i", "0.5", "-e", ",".join(events)]
-            + (["-G", cg.path] if filtered else []),
-            stdout=self.out, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 20
-        while True:
-            self.out.seek(0)
-            if '"session"' in self.out.readline():
-                break
-            assert self.proc.poll() is None and time.monotonic() < deadline, \
-                self.proc.stderr.read()
-            time.sleep(0.02)
+        super().__init__("-b", "cgroup", "-i", "0.5", "-e", ",".join(events),
+                         *(["-G", cg.path] if filtered else []))
+        self.wait_started(20)
 
     def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        _, err = self.proc.communicate(timeout=30)
-        assert self.proc.returncode == 0, err
-        self.out.seek(0)
-        recs = [json.loads(l) for l in self.out.read().splitlines()]
-        self.out.close()
+        recs = super().stop()
         rows = [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == self.cg.rel]
         totals = {"oncpu_s": sum(r["oncpu_ns"] for r in rows) / 1e9}
         for e in self.events:
             totals[e] = sum(r["events"][e]["raw"] for r in rows)
         return totals
-
-
-SPAWNER = """
-import json, resource, subprocess, sys, time
-work, seconds = sys.argv[1], float(sys.argv[2])
-started, children, t0 = 0, [], time.monotonic()
-while time.monotonic() - t0 < seconds:
-    while started < int((time.monotonic() - t0) * 2000 / 60):
-        children.append(subprocess.Popen([work, "burn", "2"], stdout=subprocess.DEVNULL))
-        started += 1
-    children = [c for c in children if c.poll() is None]
-    time.sleep(0.005)
-for c in children:
-    c.wait()
-s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"started": started,
-                  "cpu_s": s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime,
-                  "children_faults": c.ru_minflt + c.ru_majflt}))
-"""
 
 
 class PerfCgroup:

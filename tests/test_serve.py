@@ -790,7 +790,8 @@ def test_churn_bounded(tmp_path):
                 assert len(procs) <= 2 * k, samples[-1]
                 next_sample += 2
             time.sleep(0.05)
-        started, elapsed = json.loads(spawner.stdout.read())
+        sp = json.loads(spawner.stdout.read())
+        started, elapsed = sp["started"], sp["seconds"]
         time.sleep(1.2)
         got = s.scrape()
         cpu = value(got, "pmbpf_cgroup_cpu_seconds_total", cgroup=cg.rel)
