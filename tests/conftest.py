@@ -115,15 +115,20 @@ class FileRecord:
             self.proc = subprocess.Popen([PMBPF, "record", "-o", "json"] + self.args,
                                          stdout=w, stderr=subprocess.PIPE, text=True)
 
-    def wait_started(self, timeout=30):
-        """Until the session record is written (the programs are attached)."""
+    def wait_started(self, timeout=60):
+        """Until the session record is written (the programs are attached).
+        60 s: five recorders verifying their BPF programs at once on a loaded
+        2-CPU host once took over 30 s."""
         deadline = time.monotonic() + timeout
         while True:
             self.out.seek(0)
             if '"session"' in self.out.readline():
                 return self
-            assert self.proc.poll() is None and time.monotonic() < deadline, \
-                self.proc.stderr.read()
+            if self.proc.poll() is not None or time.monotonic() >= deadline:
+                # its stderr ends only when it does: reading a live one's hung CI
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("pmbpf did not start: " + self.proc.stderr.read())
             time.sleep(0.02)
 
     def stop(self):

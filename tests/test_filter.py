@@ -33,7 +33,7 @@ class Filtered(FileRecord):
         self.cg, self.events = cg, events
         super().__init__("-b", "cgroup", "-i", "0.5", "-e", ",".join(events),
                          *(["-G", cg.path] if filtered else []))
-        self.wait_started(20)
+        self.wait_started()
 
     def stop(self):
         recs = super().stop()
