@@ -117,6 +117,20 @@ int options__session(int c, const char *arg, struct session_opts *s, char *cgrou
 		"count each thread apart too (a kernel map entry per\n" \
 		"thread): thread rows that sum to their process"
 
+/*
+ * The collection options record and top list in a row, in this order: one
+ * line of their tables, "OPTIONS_COLLECTION,".
+ */
+/* clang-format off */
+#define OPTIONS_COLLECTION		\
+	{ OPTION_MAX_PROCS },		\
+	{ OPTION_RAW_TP },		\
+	{ OPTION_HOT },			\
+	{ OPTION_DELAYS },		\
+	{ OPTION_NO_DELAYS },		\
+	{ OPTION_THREADS }
+/* clang-format on */
+
 struct cgroup_stats;
 struct cgroup_row;
 

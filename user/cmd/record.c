@@ -28,12 +28,7 @@ static const struct cmdopt options[] = {
 	  "rows per process, thread (implies --threads), cgroup or\n"
 	  "all (default: process, thread with --threads; all for\n"
 	  "json; csv takes one of process, thread, cgroup)" },
-	{ OPTION_MAX_PROCS },
-	{ OPTION_RAW_TP },
-	{ OPTION_HOT },
-	{ OPTION_DELAYS },
-	{ OPTION_NO_DELAYS },
-	{ OPTION_THREADS },
+	OPTIONS_COLLECTION,
 	{ OPTION_THREAD_FOLD },
 	{ OPTION_WAKEUP_PROGS },
 	{ OPTION_VERBOSE },
@@ -72,16 +67,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			continue;
 		switch (c) {
 		case 'i':
-			if (options__interval(optarg, 10000000ULL, 0, &o->interval_ns))
-				return -EINVAL;
+			err = options__interval(optarg, 10000000ULL, 0, &o->interval_ns);
 			break;
 		case 'd':
-			if (options__duration(optarg, &o->duration_ns))
-				return -EINVAL;
+			err = options__duration(optarg, &o->duration_ns);
 			break;
 		case 'c':
-			if (options__count("count", optarg, &o->count))
-				return -EINVAL;
+			err = options__count("count", optarg, &o->count);
 			break;
 		case 'o':
 			if (output_format__parse(optarg, &o->format)) {
@@ -105,6 +97,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			cmdopt__default(&record_cmdopts, c);
 			return -EINVAL;
 		}
+		if (err)
+			return -EINVAL; /* said by the parser */
 	}
 	if (o->by && o->format == OUTPUT_CSV && !strcmp(o->by, "all")) {
 		pr_err("csv holds one kind of row: use --by process, thread or cgroup\n");
