@@ -185,6 +185,30 @@ void jw_key(struct json_writer *w, const char *key)
 	w->need_comma[w->depth] = false;
 }
 
+void jw_string_field(struct json_writer *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	jw_string(w, s);
+}
+
+void jw_u64_field(struct json_writer *w, const char *key, __u64 v)
+{
+	jw_key(w, key);
+	jw_u64(w, v);
+}
+
+void jw_double_field(struct json_writer *w, const char *key, double v, int decimals)
+{
+	jw_key(w, key);
+	jw_double(w, v, decimals);
+}
+
+void jw_bool_field(struct json_writer *w, const char *key, bool v)
+{
+	jw_key(w, key);
+	jw_bool(w, v);
+}
+
 void jw_key_raw(struct json_writer *w, const char *quoted, size_t len)
 {
 	value_prefix(w);

@@ -40,6 +40,11 @@ void jw_s64(struct json_writer *w, long long v);
 void jw_double(struct json_writer *w, double v, int decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
+/* A key and its value in the open object: jw_key() then the value. */
+void jw_string_field(struct json_writer *w, const char *key, const char *s);
+void jw_u64_field(struct json_writer *w, const char *key, __u64 v);
+void jw_double_field(struct json_writer *w, const char *key, double v, int decimals);
+void jw_bool_field(struct json_writer *w, const char *key, bool v);
 /* A key whose JSON text (quoted, escaped) the caller made: json_quote(). */
 void jw_key_raw(struct json_writer *w, const char *quoted, size_t len);
 /* Hand what is buffered to the stream now. */

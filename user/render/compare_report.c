@@ -153,22 +153,14 @@ static void print_markdown(FILE *f, const struct compare_result *r)
 static void json_summary(struct json_writer *w, const struct summary *s)
 {
 	jw_start_object(w);
-	jw_key(w, "n");
-	jw_u64(w, s->n);
-	jw_key(w, "mean");
-	jw_double(w, s->mean, 6);
-	jw_key(w, "stddev");
-	jw_double(w, s->stddev, 6);
-	jw_key(w, "rsd_pct");
-	jw_double(w, s->rsd_pct, 4);
-	jw_key(w, "median");
-	jw_double(w, s->median, 6);
-	jw_key(w, "robust_rsd_pct");
-	jw_double(w, s->robust_rsd_pct, 4);
-	jw_key(w, "min");
-	jw_double(w, s->min, 6);
-	jw_key(w, "max");
-	jw_double(w, s->max, 6);
+	jw_u64_field(w, "n", s->n);
+	jw_double_field(w, "mean", s->mean, 6);
+	jw_double_field(w, "stddev", s->stddev, 6);
+	jw_double_field(w, "rsd_pct", s->rsd_pct, 4);
+	jw_double_field(w, "median", s->median, 6);
+	jw_double_field(w, "robust_rsd_pct", s->robust_rsd_pct, 4);
+	jw_double_field(w, "min", s->min, 6);
+	jw_double_field(w, "max", s->max, 6);
 	jw_end_object(w);
 }
 
@@ -176,12 +168,9 @@ static void json_side(struct json_writer *w, const char *key, const struct serie
 {
 	jw_key(w, key);
 	jw_start_object(w);
-	jw_key(w, "label");
-	jw_string(w, s->label);
-	jw_key(w, "command");
-	jw_string(w, s->command);
-	jw_key(w, "runs");
-	jw_u64(w, s->n);
+	jw_string_field(w, "label", s->label);
+	jw_string_field(w, "command", s->command);
+	jw_u64_field(w, "runs", s->n);
 	jw_end_object(w);
 }
 
@@ -190,64 +179,44 @@ void compare__json(struct json_writer *w, const struct compare_result *r)
 	int i;
 
 	jw_start_object(w);
-	jw_key(w, "type");
-	jw_string(w, "compare");
+	jw_string_field(w, "type", "compare");
 	json_side(w, "base", r->base);
 	json_side(w, "new", r->new);
-	jw_key(w, "same_command");
-	jw_bool(w, !strcmp(r->base->command, r->new->command));
+	jw_bool_field(w, "same_command", !strcmp(r->base->command, r->new->command));
 	jw_key(w, "method");
 	jw_string(w, "change of the median; interval of the shift from the exact Mann-Whitney "
 		     "test (Hodges-Lehmann)");
-	jw_key(w, "confidence");
-	jw_double(w, COMPARE_LEVEL, 2);
-	jw_key(w, "max_runs");
-	jw_u64(w, COMPARE_MAX_RUNS);
+	jw_double_field(w, "confidence", COMPARE_LEVEL, 2);
+	jw_u64_field(w, "max_runs", COMPARE_MAX_RUNS);
 	jw_key(w, "rows");
 	jw_start_array(w);
 	for (i = 0; i < r->nr_rows; i++) {
 		const struct compare_row *row = &r->rows[i];
 
 		jw_start_object(w);
-		jw_key(w, "metric");
-		jw_string(w, row->name);
-		jw_key(w, "unit");
-		jw_string(w, row->time ? "ns" : "");
+		jw_string_field(w, "metric", row->name);
+		jw_string_field(w, "unit", row->time ? "ns" : "");
 		jw_key(w, "base");
 		json_summary(w, &row->base);
 		jw_key(w, "new");
 		json_summary(w, &row->new);
-		jw_key(w, "change_pct");
-		jw_double(w, row->change.pct, 4);
-		jw_key(w, "ci_low_pct");
-		jw_double(w, row->change.lo_pct, 4);
-		jw_key(w, "ci_high_pct");
-		jw_double(w, row->change.hi_pct, 4);
-		jw_key(w, "significant");
-		jw_bool(w, row->change.significant);
-		jw_key(w, "threshold_pct");
-		jw_double(w, row->threshold_pct, 4);
-		jw_key(w, "floor");
-		jw_double(w, row->floor, 6);
-		jw_key(w, "limit_pct");
-		jw_double(w, row->limit_pct, 4);
-		jw_key(w, "runs_needed");
-		jw_u64(w, row->runs_needed);
-		jw_key(w, "verdict");
-		jw_string(w, verdict__str(row->verdict));
+		jw_double_field(w, "change_pct", row->change.pct, 4);
+		jw_double_field(w, "ci_low_pct", row->change.lo_pct, 4);
+		jw_double_field(w, "ci_high_pct", row->change.hi_pct, 4);
+		jw_bool_field(w, "significant", row->change.significant);
+		jw_double_field(w, "threshold_pct", row->threshold_pct, 4);
+		jw_double_field(w, "floor", row->floor, 6);
+		jw_double_field(w, "limit_pct", row->limit_pct, 4);
+		jw_u64_field(w, "runs_needed", row->runs_needed);
+		jw_string_field(w, "verdict", verdict__str(row->verdict));
 		jw_end_object(w);
 	}
 	jw_end_array(w);
-	jw_key(w, "not_compared");
-	jw_string(w, r->dropped);
-	jw_key(w, "regressions");
-	jw_u64(w, r->counts[VERDICT_REGRESSION]);
-	jw_key(w, "improvements");
-	jw_u64(w, r->counts[VERDICT_IMPROVEMENT]);
-	jw_key(w, "too_noisy");
-	jw_u64(w, r->counts[VERDICT_NOISY]);
-	jw_key(w, "too_few_runs");
-	jw_u64(w, r->counts[VERDICT_FEW]);
+	jw_string_field(w, "not_compared", r->dropped);
+	jw_u64_field(w, "regressions", r->counts[VERDICT_REGRESSION]);
+	jw_u64_field(w, "improvements", r->counts[VERDICT_IMPROVEMENT]);
+	jw_u64_field(w, "too_noisy", r->counts[VERDICT_NOISY]);
+	jw_u64_field(w, "too_few_runs", r->counts[VERDICT_FEW]);
 	jw_end_object(w);
 }
 

@@ -23,8 +23,7 @@
 static void record_start(struct json_writer *w, const char *type)
 {
 	jw_start_object(w);
-	jw_key(w, "type");
-	jw_string(w, type);
+	jw_string_field(w, "type", type);
 }
 
 /* A record of its own line ended; 0 or the write's negative errno. */
@@ -37,19 +36,15 @@ static int record_end(struct json_writer *w, FILE *f)
 
 void json_event_fields(struct json_writer *w, const struct event_info *ev)
 {
-	jw_key(w, "name");
-	jw_string(w, ev->spec.name);
-	jw_key(w, "class");
-	jw_string(w, event__class(&ev->spec));
-	jw_key(w, "state");
-	jw_string(w, event_state__str(ev->state));
+	jw_string_field(w, "name", ev->spec.name);
+	jw_string_field(w, "class", event__class(&ev->spec));
+	jw_string_field(w, "state", event_state__str(ev->state));
 	jw_key(w, "group");
 	if (ev->spec.group >= 0)
 		jw_u64(w, (__u64)ev->spec.group);
 	else
 		jw_null(w);
-	jw_key(w, "cpus");
-	jw_u64(w, (__u64)ev->cpus);
+	jw_u64_field(w, "cpus", (__u64)ev->cpus);
 	jw_key(w, "error");
 	if (ev->err)
 		jw_string(w, strerror(ev->err));
@@ -65,16 +60,11 @@ int output__json_start(struct output *o, const struct event_info *ev, int nr, bo
 
 	jw_init(&w, o->f);
 	record_start(&w, "session");
-	jw_key(&w, "version");
-	jw_string(&w, PMBPF_VERSION);
-	jw_key(&w, "schema");
-	jw_u64(&w, 1);
-	jw_key(&w, "attach");
-	jw_string(&w, attach);
-	jw_key(&w, "cpus");
-	jw_u64(&w, nr_cpus);
-	jw_key(&w, "pmu");
-	jw_bool(&w, !no_pmu);
+	jw_string_field(&w, "version", PMBPF_VERSION);
+	jw_u64_field(&w, "schema", 1);
+	jw_string_field(&w, "attach", attach);
+	jw_u64_field(&w, "cpus", nr_cpus);
+	jw_bool_field(&w, "pmu", !no_pmu);
 	jw_end_object(&w);
 	fputc('\n', o->f);
 	for (i = 0; i < nr; i++) {
@@ -273,12 +263,9 @@ static void json_figures(struct json_writer *w, struct json_tree *t, const struc
 static void json_common(struct json_writer *w, const struct snapshot *snap, const char *tbuf,
 			const char *type)
 {
-	jw_key(w, "type");
-	jw_string(w, type);
-	jw_key(w, "time");
-	jw_string(w, tbuf);
-	jw_key(w, "interval_s");
-	jw_double(w, snap->interval_ns / 1e9, 6);
+	jw_string_field(w, "type", type);
+	jw_string_field(w, "time", tbuf);
+	jw_double_field(w, "interval_s", snap->interval_ns / 1e9, 6);
 }
 
 /* "hot_function": {"name", "samples", "share"}, or null: --hot had no sample of it. */
@@ -290,12 +277,9 @@ static void json_hot(struct json_writer *w, const struct proc_row *row)
 		return;
 	}
 	jw_start_object(w);
-	jw_key(w, "name");
-	jw_string(w, row->hot);
-	jw_key(w, "samples");
-	jw_u64(w, row->hot_samples);
-	jw_key(w, "share");
-	jw_double(w, row->hot_share, 3);
+	jw_string_field(w, "name", row->hot);
+	jw_u64_field(w, "samples", row->hot_samples);
+	jw_double_field(w, "share", row->hot_share, 3);
 	jw_end_object(w);
 }
 
@@ -319,22 +303,17 @@ static void json_delays(struct json_writer *w, const struct snapshot *snap, __u3
 		for (i = 0; i < n; i++) {
 			jw_start_object(w);
 			if (d[i].comm) {
-				jw_key(w, "pid");
-				jw_u64(w, d[i].pid);
-				jw_key(w, "comm");
-				jw_string(w, d[i].comm);
+				jw_u64_field(w, "pid", d[i].pid);
+				jw_string_field(w, "comm", d[i].comm);
 			}
-			jw_key(w, "cgroup_id");
-			jw_u64(w, d[i].cgroup_id);
+			jw_u64_field(w, "cgroup_id", d[i].cgroup_id);
 			jw_key(w, "cgroup");
 			if (d[i].cgroup)
 				jw_string(w, d[i].cgroup);
 			else
 				jw_null(w);
-			jw_key(w, "ns");
-			jw_u64(w, d[i].ns);
-			jw_key(w, "waits");
-			jw_u64(w, d[i].waits);
+			jw_u64_field(w, "ns", d[i].ns);
+			jw_u64_field(w, "waits", d[i].waits);
 			jw_end_object(w);
 		}
 		jw_end_array(w);
@@ -344,17 +323,14 @@ static void json_delays(struct json_writer *w, const struct snapshot *snap, __u3
 /* comm, cgroup_id, cgroup and exited of a process's or a thread's record. */
 static void json_row_names(struct json_writer *w, const struct proc_row *row)
 {
-	jw_key(w, "comm");
-	jw_string(w, row->comm);
-	jw_key(w, "cgroup_id");
-	jw_u64(w, row->cgroup_id);
+	jw_string_field(w, "comm", row->comm);
+	jw_u64_field(w, "cgroup_id", row->cgroup_id);
 	jw_key(w, "cgroup");
 	if (row->cgroup)
 		jw_string(w, row->cgroup);
 	else
 		jw_null(w);
-	jw_key(w, "exited");
-	jw_bool(w, row->exited);
+	jw_bool_field(w, "exited", row->exited);
 }
 
 /* The keys of rows, of cgroups' records and of the system; the renderers run one at a time. */
@@ -383,18 +359,15 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 		else
 			jw_u64(&w, row->pid);
 		json_row_names(&w, row);
-		jw_key(&w, "overflow");
-		jw_bool(&w, row->overflow);
+		jw_bool_field(&w, "overflow", row->overflow);
 		if (row->overflow) {
-			jw_key(&w, "folded_processes");
-			jw_u64(&w, row->folded);
+			jw_u64_field(&w, "folded_processes", row->folded);
 		}
 		json_figures(&w, &rows_tree, &row->f, OUT_JSON, NULL);
 		if (snap->hot)
 			json_hot(&w, row);
 		if (snap->threads_on) {
-			jw_key(&w, "threads");
-			jw_u64(&w, row->nr_threads);
+			jw_u64_field(&w, "threads", row->nr_threads);
 		}
 		if (snap->delays_on && !row->overflow)
 			json_delays(&w, snap, row->pid, row->cgroup_id);
@@ -405,10 +378,8 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 
 		jw_start_object(&w);
 		json_common(&w, snap, tbuf, "thread");
-		jw_key(&w, "pid");
-		jw_u64(&w, row->pid);
-		jw_key(&w, "tid");
-		jw_u64(&w, row->tid);
+		jw_u64_field(&w, "pid", row->pid);
+		jw_u64_field(&w, "tid", row->tid);
 		json_row_names(&w, row);
 		json_figures(&w, &rows_tree, &row->f, OUT_JSON, NULL);
 		jw_end_object(&w);
@@ -418,34 +389,23 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 
 		jw_start_object(&w);
 		json_common(&w, snap, tbuf, "cgroup");
-		jw_key(&w, "cgroup_id");
-		jw_u64(&w, cg->id);
+		jw_u64_field(&w, "cgroup_id", cg->id);
 		jw_key(&w, "cgroup");
 		if (cg->path)
 			jw_string(&w, cg->path);
 		else
 			jw_null(&w);
-		jw_key(&w, "parent_id");
-		jw_u64(&w, cg->parent_id);
-		jw_key(&w, "depth");
-		jw_u64(&w, cg->depth);
-		jw_key(&w, "runtime");
-		jw_string(&w, cg->ci.runtime);
-		jw_key(&w, "container_id");
-		jw_string(&w, cg->ci.id);
-		jw_key(&w, "pod_uid");
-		jw_string(&w, cg->ci.pod_uid);
-		jw_key(&w, "qos");
-		jw_string(&w, cg->ci.qos);
-		jw_key(&w, "processes");
-		jw_u64(&w, cg->nr_procs);
-		jw_key(&w, "processes_total");
-		jw_u64(&w, cg->nr_procs_total);
+		jw_u64_field(&w, "parent_id", cg->parent_id);
+		jw_u64_field(&w, "depth", cg->depth);
+		jw_string_field(&w, "runtime", cg->ci.runtime);
+		jw_string_field(&w, "container_id", cg->ci.id);
+		jw_string_field(&w, "pod_uid", cg->ci.pod_uid);
+		jw_string_field(&w, "qos", cg->ci.qos);
+		jw_u64_field(&w, "processes", cg->nr_procs);
+		jw_u64_field(&w, "processes_total", cg->nr_procs_total);
 		/* its figures hold processes without a row (the counts map was full) */
-		jw_key(&w, "overflow");
-		jw_bool(&w, cg->overflow_total);
-		jw_key(&w, "overflow_processes");
-		jw_u64(&w, cg->overflow_procs);
+		jw_bool_field(&w, "overflow", cg->overflow_total);
+		jw_u64_field(&w, "overflow_processes", cg->overflow_procs);
 		json_figures(&w, &cg_tree, &cg->total, OUT_JSON, &cg->stat);
 		jw_key(&w, "self");
 		jw_start_object(&w);
@@ -460,20 +420,15 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 	memcpy(sys.ev, snap->system, sizeof(sys.ev));
 	jw_start_object(&w);
 	json_common(&w, snap, tbuf, "system");
-	jw_key(&w, "cpus");
-	jw_u64(&w, snap->nr_cpus);
-	jw_key(&w, "processes");
-	jw_u64(&w, snap->nr_rows);
+	jw_u64_field(&w, "cpus", snap->nr_cpus);
+	jw_u64_field(&w, "processes", snap->nr_rows);
 	if (snap->threads_on) {
-		jw_key(&w, "threads");
-		jw_u64(&w, snap->nr_threads);
+		jw_u64_field(&w, "threads", snap->nr_threads);
 	}
-	jw_key(&w, "cgroups");
-	jw_u64(&w, snap->nr_cgroups);
+	jw_u64_field(&w, "cgroups", snap->nr_cgroups);
 	json_tree_build(&sys_tree, snap, OUT_SYSTEM, false);
 	json_figures(&w, &sys_tree, &sys, OUT_SYSTEM, NULL);
-	jw_key(&w, "attach");
-	jw_string(&w, snap->attach);
+	jw_string_field(&w, "attach", snap->attach);
 	self = catalog__self(&nr_self);
 	for (r = 0; r < nr_self; r++) {
 		double v = self_figure__value(&self[r], snap);
@@ -493,12 +448,9 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 	for (r = 0; r < (size_t)snap->nr_progs; r++) {
 		jw_key(&w, snap->progs[r].name);
 		jw_start_object(&w);
-		jw_key(&w, "run_time_ns");
-		jw_u64(&w, snap->progs[r].run_time_ns);
-		jw_key(&w, "run_cnt");
-		jw_u64(&w, snap->progs[r].run_cnt);
-		jw_key(&w, "recursion_misses");
-		jw_u64(&w, snap->progs[r].recursion_misses);
+		jw_u64_field(&w, "run_time_ns", snap->progs[r].run_time_ns);
+		jw_u64_field(&w, "run_cnt", snap->progs[r].run_cnt);
+		jw_u64_field(&w, "recursion_misses", snap->progs[r].recursion_misses);
 		jw_end_object(&w);
 	}
 	jw_end_object(&w);
@@ -540,10 +492,8 @@ int output__json_command(struct output *o, const struct snapshot *snap, const st
 		jw_string(&w, argv[i]);
 	jw_end_array(&w);
 	output__json_status(&w, status);
-	jw_key(&w, "wall_s");
-	jw_double(&w, snap->interval_ns / 1e9, 6);
-	jw_key(&w, "processes");
-	jw_u64(&w, nr_procs);
+	jw_double_field(&w, "wall_s", snap->interval_ns / 1e9, 6);
+	jw_u64_field(&w, "processes", nr_procs);
 	json_tree_build(&rows_tree, snap, OUT_JSON, false);
 	json_figures(&w, &rows_tree, f, OUT_JSON, NULL);
 	return record_end(&w, o->f);
