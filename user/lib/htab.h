@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * An intrusive chained hash table: the caller embeds a struct hnode in its
- * entries, sets hnode.hash and compares keys itself (prom.c's processes,
- * threads, cgroups and delay pairs). Power-of-two buckets, grown at load 1.
+ * entries, sets hnode.hash and compares keys itself (serve's processes and
+ * threads, prom_rank.c; its cgroups and delay pairs, prom.c). Power-of-two buckets, grown at load 1.
  */
 #ifndef __PMBPF_HTAB_H
 #define __PMBPF_HTAB_H
