@@ -124,7 +124,7 @@ unit: $(UNIT_BINS)
 	$(Q)rc=0; for t in $(UNIT_BINS); do echo "$$t:"; $$t || rc=1; done; exit $$rc
 
 test: $(OUTPUT)pmbpf $(UNIT_BINS) $(WORKLOAD_BINS)
-	$(Q)PMBPF=$(OUTPUT)pmbpf PMBPF_BUILD=$(OUTPUT) $(PYTHON) -m pytest -v -p no:cacheprovider tests $(PYTEST_ARGS)
+	$(Q)PMBPF=$(OUTPUT)pmbpf PMBPF_BUILD=$(OUTPUT) $(PYTHON) -m pytest -v -p no:cacheprovider --durations=30 tests $(PYTEST_ARGS)
 
 deps:
 	$(Q)./deploy/install-deps.sh
