@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, PMBPF, SPAWNER, WORK, needs_root
+from conftest import BUILD, PMBPF, SPAWNER, WORK, Recorder, needs_root
 
 pytestmark = needs_root
 
@@ -159,16 +159,39 @@ def check_split(rec, t, host):
 WAKEUPS = pytest.mark.parametrize("wakeups", ["sched_info", "progs"])
 
 
+@pytest.fixture(scope="module")
+def split_at_rest():
+    """One run of the workload at rest per wakeup mode (record --threads, and
+    with --wakeup-progs), shared by the tests that read the same records."""
+    runs, started = {}, []
+
+    def start(*args, cpu=None, wrap=()):
+        r = Recorder(args, cpu=cpu, wrap=wrap)
+        started.append(r)
+        return r
+
+    def get(wakeups):
+        if wakeups not in runs:
+            extra = ["--wakeup-progs"] if wakeups == "progs" else []
+            runs[wakeups] = run_split(start, *extra)
+        return runs[wakeups]
+
+    yield get
+    for r in started:
+        if r.proc.poll() is None:
+            r.proc.kill()
+            r.proc.wait()
+
+
 @WAKEUPS
-def test_split_at_rest(recorder, wakeups):
+def test_split_at_rest(split_at_rest, wakeups):
     """Burn 150 ms, sleep 200 ms (10 naps), 200 ms in D (10 vfork children
     sleeping 20 ms), 150 ms of CPU behind a pinned spinner: pmbpf's on-CPU,
     run-queue, sleep, blocked and other time of the thread against its own
     account (schedstat, wall clock) within 2% + 50 us a switch-in + 1 ms,
     and on + off equal to its wall time within 1%; the run-queue wait from
     the scheduler's sched_info and from wakeup programs."""
-    extra = ["--wakeup-progs"] if wakeups == "progs" else []
-    rec, t = run_split(recorder, *extra)
+    rec, t = split_at_rest(wakeups)
     check_split(rec, t, "rest")
 
 
@@ -188,13 +211,13 @@ def test_stopped_is_other(recorder):
 
 
 @WAKEUPS
-def test_split_adds_up(recorder, wakeups):
+def test_split_adds_up(split_at_rest, wakeups):
     """Every thread, process and cgroup row of every interval on the host:
     offcpu_ns = offcpu.sleep_ns + offcpu.blocked_ns + runq.total_ns +
     offcpu.other_ns, exactly (the remainder host-wide is printed: other
-    people's stopped processes are in it)."""
-    extra = ["--wakeup-progs"] if wakeups == "progs" else []
-    rec, t = run_split(recorder, *extra)
+    people's stopped processes are in it). The records of test_split_at_rest's
+    run."""
+    rec, t = split_at_rest(wakeups)
     rows = [r for r in rec.records if r["type"] in ("thread", "process", "cgroup")]
     assert len(rows) > 20, len(rows)
     kinds = set()
