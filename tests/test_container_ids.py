@@ -62,15 +62,22 @@ def containers(tmp_path_factory):
         for p in procs.values():
             p.kill()
             p.wait()
-        for r in sorted([mnt + p for p in rel.values()], key=len, reverse=True):
-            while r.startswith(mnt + root) and os.path.isdir(r):
-                for _ in range(100):
-                    try:
-                        os.rmdir(r)
-                        break
-                    except OSError:
-                        time.sleep(0.05)
+        # each directory once, the deepest first: a parent is tried only once its
+        # children are gone (retrying a parent before them took 5 s a try)
+        dirs = set()
+        for r in rel.values():
+            while r.startswith(root):
+                dirs.add(mnt + r)
                 r = os.path.dirname(r)
+        for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
+            for _ in range(100):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
 
 
 def run(*args, timeout=60):
