@@ -125,18 +125,41 @@ static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
 	       a->by_cgroup_id == b->by_cgroup_id;
 }
 
+/*
+ * This CPU's pending credits of slot i to the map, the slot left free. A
+ * global function (scalars only: 5.10 takes no pointer arguments): verified
+ * once, not at every step of delay_wait()'s walk nor of the flush's.
+ */
+__noinline int delay_slot_store(__u32 i)
+{
+	struct delay_cpu *dc;
+	struct delay_slot *s;
+	__u32 zero = 0;
+
+	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
+	if (!dc)
+		return 0;
+	s = &dc->slot[i & (DELAY_SLOTS - 1)];
+	if (!s->waits)
+		return 0;
+	delay_store(&s->k, s->ns, s->waits);
+	s->waits = 0;
+	s->ns = 0;
+	return 0;
+}
+
 static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_delay_key *k, __u64 ns)
 {
 	__u32 h = (k->tgid * 0x9e3779b1U) ^ (k->by_tgid * 0x85ebca6bU) ^ (__u32)k->cgroup_id;
-	struct delay_slot *s = &dc->slot[(h ^ (h >> 16)) & (DELAY_SLOTS - 1)];
+	__u32 i = (h ^ (h >> 16)) & (DELAY_SLOTS - 1);
+	struct delay_slot *s = &dc->slot[i];
 
 	if (s->waits && delay_key_eq(&s->k, k)) {
 		s->ns += ns;
 		s->waits++;
 		return;
 	}
-	if (s->waits)
-		delay_store(&s->k, s->ns, s->waits);
+	delay_slot_store(i);
 	s->k = *k;
 	s->ns = ns;
 	s->waits = 1;
@@ -145,21 +168,10 @@ static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_dela
 /* Move this CPU's pending credits to the map (flush, before a read). */
 static __always_inline void delay_drain(void)
 {
-	struct delay_cpu *dc;
-	struct delay_slot *s;
-	__u32 zero = 0, i;
+	__u32 i;
 
-	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
-	if (!dc)
-		return;
-	for (i = 0; i < DELAY_SLOTS; i++) {
-		s = &dc->slot[i];
-		if (!s->waits)
-			continue;
-		delay_store(&s->k, s->ns, s->waits);
-		s->waits = 0;
-		s->ns = 0;
-	}
+	for (i = 0; i < DELAY_SLOTS; i++)
+		delay_slot_store(i);
 }
 
 /* tgid in cgroup cgid comes on CPU now after waiting lat ns in the run queue. */

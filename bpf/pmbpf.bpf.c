@@ -133,6 +133,11 @@ struct cpu_state {
 	__u64 run_base;
 	__u64 pend_oncpu_ns;
 	__u64 gap_ns; /* PMBPF_STAT_ONCPU_GAP_NS not yet in stats: moved there at the flush */
+	/* attribute_full()'s arguments (now, runtime, know, ran of attribute()) */
+	__u64 arg_now;
+	__u64 arg_runtime;
+	__u64 arg_know;
+	__u64 arg_ran;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
@@ -910,12 +915,33 @@ static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
 
 	if (!st->valid || !st->span_want)
 		return NULL;
-	if (counts_shared && !st->span_tgid)
-		return idle_get();
 	key.tgid = st->span_tgid;
 	key.tid = per_thread ? st->span_pid : 0;
 	key.cgroup_id = st->span_cgid;
 	return bpf_map_lookup_elem(&counts, &key);
+}
+
+/*
+ * Where the rest of a span goes (span_owner()). counts_shared: the idle
+ * task's per-CPU counts, or, when the owner's entry exists, a scratch
+ * record that goes to it after (credit_owner()).
+ */
+static __always_inline struct pmbpf_counts *span_rest(struct cpu_state *st)
+{
+	if (!counts_shared)
+		return span_owner(st);
+	if (!st->valid || !st->span_want)
+		return NULL;
+	if (!st->span_tgid)
+		return idle_get();
+	return span_owner(st) ? credit_scratch(SCRATCH_REST) : NULL;
+}
+
+/* counts_shared: a span's rest, from span_rest()'s scratch record, to its owner's entry. */
+static __always_inline void credit_owner(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	if (rest && st->span_tgid)
+		credit_shared(span_owner(st), rest);
 }
 
 static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __u32 cpu)
@@ -1056,6 +1082,25 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	st->valid = 1;
 }
 
+/*
+ * attribute() where c and rest are whole struct pmbpf_counts (task storage,
+ * the idle task's, scratch; not a counts map value, cut after nr_events):
+ * a global function, verified once, not for each path to it. Its scalars
+ * come in st's arg_* (at most five arguments, and no stack: 6.1 allows 512
+ * bytes for a chain of calls together).
+ */
+__noinline int attribute_full(struct cpu_state *st, struct pmbpf_counts *c,
+			      struct pmbpf_counts *rest)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (st)
+		attribute(st, c, rest, per_thread ? (__u32)id : id >> 32,
+			  bpf_get_smp_processor_id(), st->arg_now, st->arg_runtime, st->arg_know,
+			  st->arg_ran);
+	return 0;
+}
+
 static long sum_cpu(__u32 cpu, void *ctx)
 {
 	struct pmbpf_exit *e;
@@ -1095,8 +1140,8 @@ static __always_inline void thread_release(struct task_state *ps)
 }
 
 /* Move a thread's counts (taken) to its process's entry in counts_cgid. */
-static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
-				   __u32 scratch_idx)
+static __always_inline void thread_fold_body(struct task_state *ps, __u32 tgid,
+					     struct task_struct *task, __u32 scratch_idx)
 {
 	struct pmbpf_counts *c;
 
@@ -1111,17 +1156,36 @@ static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct tas
 	ps->has_counts = 0;
 }
 
+static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
+				   __u32 scratch_idx)
+{
+	thread_fold_body(ps, tgid, task, scratch_idx);
+}
+
+/*
+ * thread_fold() at a switch, of the thread leaving (current): a global
+ * function, verified once rather than at each of its callers in every path
+ * of the switch program (bpf_get_current_task_btf(): 5.11, switch_btf only).
+ */
+__noinline int fold_current(struct task_state *ps)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (ps)
+		thread_fold_body(ps, task->tgid, task, SCRATCH_SWITCH);
+	return 0;
+}
+
 /*
  * Where a switch credits the span of prev (a thread of tgid, cgroup cgid):
  * its counts, taken, or NULL when the fold iterator holds them.
  */
-static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps, __u32 tgid,
-							  __u64 cgid, struct task_struct *task)
+static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps, __u64 cgid)
 {
 	if (!ps || !thread_take(ps))
 		return NULL;
 	if (ps->has_counts && ps->counts_cgid != cgid)
-		thread_fold(ps, tgid, task, SCRATCH_SWITCH); /* it moved: the old cgroup's */
+		fold_current(ps); /* it moved: the old cgroup's */
 	if (ps->has_counts && ps->counts_cgid != cgid) {
 		thread_release(ps);
 		return NULL;
@@ -1199,8 +1263,7 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
  * ran_drain: list the thread (its counts held) on its CPU's list of the
  * current generation at its first credit there; on a full list, fold it now.
  */
-static __always_inline void ran_list_push(struct task_state *ps, __u32 tgid, __u32 pid, __u32 cpu,
-					  struct task_struct *task)
+static __always_inline void ran_list_push(struct task_state *ps, __u32 pid, __u32 cpu)
 {
 	__u64 gen = list_gen;
 	__u32 idx = cpu * 2 + (gen & 1), n;
@@ -1220,7 +1283,7 @@ static __always_inline void ran_list_push(struct task_state *ps, __u32 tgid, __u
 		return;
 	}
 	stat_inc(PMBPF_STAT_RAN_FULL);
-	thread_fold(ps, tgid, task, SCRATCH_SWITCH);
+	fold_current(ps);
 }
 
 /*
@@ -1228,18 +1291,197 @@ static __always_inline void ran_list_push(struct task_state *ps, __u32 tgid, __u
  * threads, so it can hold this one only if it took it before the exit
  * began and is still preempted: then it folds it itself, late.
  */
-static __always_inline void thread_fold_last(struct task_state *ps, __u32 tgid,
-					     struct task_struct *task)
+static __always_inline void thread_fold_last(struct task_state *ps)
 {
 	int i;
 
 	for (i = 0; i < 64; i++) {
 		if (thread_take(ps)) {
-			thread_fold(ps, tgid, task, SCRATCH_SWITCH);
+			fold_current(ps);
 			thread_release(ps);
 			return;
 		}
 	}
+}
+
+/*
+ * counts_shared, at a switch: a span's credits in a scratch record (src) to
+ * the entry of the thread leaving (current), in cgroup cgid. Global: see
+ * fold_current().
+ */
+__noinline int credit_current_entry(const struct pmbpf_counts *src, __u64 cgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (src)
+		credit_shared(entry_get(task->tgid, task->pid, cgid, task, SCRATCH_SWITCH, true),
+			      src);
+	return 0;
+}
+
+/* process_exit() of switch_btf (it sums exits): global, scalars only. */
+__noinline int exit_record(__u32 tgid, __u32 tid, __u64 cgid, bool proc_end)
+{
+	process_exit(tgid, tid, cgid, proc_end, true);
+	return 0;
+}
+
+/* credit_owner() at a switch: global, see fold_current(). */
+__noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	if (st)
+		credit_owner(st, rest);
+	return 0;
+}
+
+#define SPAN_WANT 0x1 /* the task leaving is monitored */
+#define SPAN_DEAD 0x2 /* and this is its last switch */
+
+/*
+ * counts_shared, at a switch: credit the span of the task leaving (current;
+ * ps its task storage, or NULL) up to now (know: on the scheduler's clock),
+ * to its task storage, the idle task's per-CPU counts, or else (its last
+ * switch, its counts held by a fold) a scratch record that goes to the
+ * entry with atomics after; fold it at its last switch. A global function:
+ * verified once, not once for every path of the switch program to it.
+ * Needs pointer arguments (5.12) and bpf_get_current_task_btf() (5.11):
+ * only switch_btf calls it, which loads on 5.19 and later.
+ */
+__noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u64 now, __u64 know,
+			       __u32 span)
+{
+	struct task_struct *prev = bpf_get_current_task_btf();
+	struct pmbpf_counts *c = NULL, *rest = NULL;
+	__u32 tgid = prev->tgid, pid = prev->pid, cpu = bpf_get_smp_processor_id();
+	__u64 cgid = 0, runtime = 0, ran = RAN_SPAN;
+	bool dead = span & SPAN_DEAD, held = false, slow = false;
+
+	if (!st)
+		return 0;
+	if (span & SPAN_WANT) {
+		cgid = span_cgroup(st, pid, tgid);
+		runtime = unseen_span_runtime(st, prev, pid, now, true);
+		if (!tgid) {
+			c = idle_get();
+			if (idle_cgid != cgid)
+				idle_cgid = cgid;
+		} else {
+			if (!dead)
+				c = thread_counts(ps, cgid);
+			held = c;
+			if (!c) {
+				c = credit_scratch(SCRATCH_CREDIT);
+				slow = true;
+			}
+		}
+		if (runtime)
+			rest = span_rest(st);
+		ran = oncpu_ran(st, pid, task_sum(prev, true));
+		if (!pid && rq_offline(prev, true)) {
+			offline_span(st, know);
+			c = NULL;
+			rest = NULL;
+			runtime = 0; /* nor is it unattributed */
+		}
+	}
+	st->arg_now = now;
+	st->arg_runtime = runtime;
+	st->arg_know = know;
+	st->arg_ran = ran;
+	attribute_full(st, c, rest);
+	if (held && ps) {
+		ran_list_push(ps, pid, cpu);
+		thread_release(ps);
+	}
+	if (slow)
+		credit_current_entry(c, cgid);
+	credit_owner_global(st, rest);
+	if (!dead)
+		return 0;
+	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
+	if (ps)
+		thread_fold_last(ps);
+	if (c) {
+		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
+
+		if (proc_end || per_thread)
+			exit_record(tgid, pid, cgid, proc_end);
+	}
+	return 0;
+}
+
+/*
+ * Without counts_shared, at a switch: credit the span of the task leaving
+ * (prev, in cgroup cgid) up to st->arg_now (arg_know on the scheduler's
+ * clock) to its process's (--threads: thread's) entry in the per-CPU counts
+ * map; send its exit record at its last switch. Not inlined: on_switch()'s
+ * stack stays small enough for the shared path's chain of global functions
+ * (6.1 allows 512 bytes for a chain of calls together).
+ */
+static __always_inline void percpu_span_end_body(struct cpu_state *st, struct task_struct *prev,
+						 __u64 cgid, __u32 span, const bool btf,
+						 const bool sum_exits)
+{
+	struct pmbpf_counts *c = NULL, *rest = NULL;
+	__u64 id, runtime = 0, ran = RAN_SPAN, now = st->arg_now, know = st->arg_know;
+	__u32 tgid, pid;
+
+	if (btf) {
+		tgid = prev->tgid;
+		pid = prev->pid;
+	} else {
+		id = bpf_get_current_pid_tgid();
+		tgid = id >> 32;
+		pid = (__u32)id;
+	}
+	if (span & SPAN_WANT) {
+		runtime = unseen_span_runtime(st, prev, pid, now, btf);
+		c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
+		if (runtime)
+			rest = span_owner(st);
+		ran = oncpu_ran(st, pid, task_sum(prev, btf));
+		if (!pid && rq_offline(prev, btf)) {
+			offline_span(st, know);
+			c = NULL;
+			rest = NULL;
+			runtime = 0; /* nor is it unattributed */
+		}
+	}
+	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime,
+		  know, ran);
+	if (c && (span & SPAN_DEAD)) {
+		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
+
+		if (proc_end || per_thread)
+			process_exit(tgid, pid, cgid, proc_end, sum_exits);
+	}
+}
+
+#define PERCPU_SPAN_END(name, btf, sum_exits)                                                   \
+	static __noinline void name(struct cpu_state *st, struct task_struct *prev, __u64 cgid, \
+				    __u32 span)                                                 \
+	{                                                                                       \
+		percpu_span_end_body(st, prev, cgid, span, btf, sum_exits);                     \
+	}
+
+/* one per switch program: btf and sum_exits are known when each is compiled */
+PERCPU_SPAN_END(percpu_span_end_btf, true, true)
+PERCPU_SPAN_END(percpu_span_end_raw, false, true)
+PERCPU_SPAN_END(percpu_span_end_btf_mark, true, false)
+PERCPU_SPAN_END(percpu_span_end_raw_mark, false, false)
+
+static __always_inline void percpu_span_end(struct cpu_state *st, struct task_struct *prev,
+					    __u64 cgid, __u32 span, const bool btf,
+					    const bool sum_exits)
+{
+	if (btf && sum_exits)
+		percpu_span_end_btf(st, prev, cgid, span);
+	else if (sum_exits)
+		percpu_span_end_raw(st, prev, cgid, span);
+	else if (btf)
+		percpu_span_end_btf_mark(st, prev, cgid, span);
+	else
+		percpu_span_end_raw_mark(st, prev, cgid, span);
 }
 
 /* How prev left the CPU: enum off_state (the kernel's task_state_index(), folded). */
@@ -1261,14 +1503,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     const bool btf, const bool sum_exits)
 {
 	struct cpu_state *st;
-	struct pmbpf_counts *c = NULL, *rest = NULL, *owner = NULL;
 	struct task_state *ps = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
-	__u64 cgid, next_cgid, id, tick, runtime = 0;
-	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want, held = false;
-	bool shared = btf && counts_shared, slow = false;
-	__u64 now, raw, lat = 0, off = 0, queued = 0, run_delay = 0, ran = RAN_SPAN, next_sum;
+	__u64 cgid = 0, next_cgid, id, tick;
+	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
+	/* sum_exits: switch_btf, loaded on 5.19 and later (shared_span_end()) */
+	const bool shared = btf && sum_exits && counts_shared;
+	__u64 now, raw, lat = 0, off = 0, queued = 0, run_delay = 0, next_sum;
 	__u64 part = 0;
 	__u32 migrated = 0, part_state = OFF_OTHER;
 
@@ -1423,58 +1665,16 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 			delay_wait(next_tgid, next_cgid, lat, now);
 	}
 
-	if (want) {
-		runtime = unseen_span_runtime(st, prev, pid, now, btf);
-		/*
-		 * counts_shared: to the thread's counts, no map lookup; the
-		 * idle task's per-CPU counts; else (the thread's last switch,
-		 * its counts held by a fold) a scratch record that goes to the
-		 * entry with atomics after.
-		 */
-		if (shared && !tgid) {
-			c = idle_get();
-			if (idle_cgid != cgid)
-				idle_cgid = cgid;
-		} else if (shared) {
-			if (!dead)
-				c = thread_counts(ps, tgid, cgid, prev);
-			held = c;
-			if (!c) {
-				c = credit_scratch(SCRATCH_CREDIT);
-				slow = true;
-			}
-		} else {
-			c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
-		}
-		if (runtime) {
-			rest = span_owner(st);
-			if (rest && shared && st->span_tgid) {
-				owner = rest;
-				rest = credit_scratch(SCRATCH_REST);
-			}
-		}
-		ran = oncpu_ran(st, pid, task_sum(prev, btf));
-		if (!pid && rq_offline(prev, btf)) {
-			offline_span(st, raw);
-			c = NULL;
-			rest = NULL;
-			runtime = 0; /* nor is it unattributed */
-		}
-	}
 	next_sum = task_sum(next, btf);
-	attribute(st, c, rest, per_thread ? pid : tgid, cpu, now, runtime, raw, ran);
-	st->run_base = next_sum;
-	if (held) {
-		ran_list_push(ps, tgid, pid, cpu, prev);
-		thread_release(ps);
+	if (shared) {
+		shared_span_end(st, ps, now, raw, (want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0));
+	} else {
+		st->arg_now = now;
+		st->arg_know = raw;
+		percpu_span_end(st, prev, cgid, (want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0),
+				btf, sum_exits);
 	}
-	if (slow && c)
-		credit_shared(entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf), c);
-	if (owner && rest)
-		credit_shared(owner, rest);
-	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
-	if (btf && dead && ps)
-		thread_fold_last(ps, tgid, prev);
+	st->run_base = next_sum;
 	st->pend_offcpu_ns = off;
 	if (part_state < OFF_NR)
 		st->pend_split[part_state] = part;
@@ -1486,13 +1686,6 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	st->span_cgid = next_cgid;
 	st->span_tgid = next_tgid;
 	st->span_want = next_want;
-
-	if (c && dead) {
-		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
-
-		if (proc_end || per_thread)
-			process_exit(tgid, pid, cgid, proc_end, sum_exits);
-	}
 	return 0;
 }
 
@@ -1624,7 +1817,7 @@ int BPF_PROG(exec_raw)
 static __always_inline int credit_current(bool moved)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct pmbpf_counts *c = NULL, *rest = NULL, *owner = NULL;
+	struct pmbpf_counts *c = NULL, *rest = NULL;
 	struct cpu_state *st;
 	__u32 zero = 0, tgid, pid;
 	__u64 cgid = 0, id, runtime, now, sum = 0;
@@ -1659,13 +1852,8 @@ static __always_inline int credit_current(bool moved)
 			c = tgid ? credit_scratch(SCRATCH_CREDIT) : idle_get();
 		else
 			c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
-		if (runtime) {
-			rest = span_owner(st);
-			if (rest && counts_shared && st->span_tgid) {
-				owner = rest;
-				rest = credit_scratch(SCRATCH_REST);
-			}
-		}
+		if (runtime)
+			rest = span_rest(st);
 	}
 	if (pid) {
 		sum = task_sum_now(task, now);
@@ -1679,8 +1867,8 @@ static __always_inline int credit_current(bool moved)
 		  now, oncpu_ran(st, pid, sum));
 	if (counts_shared && tgid && c)
 		credit_shared(entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false), c);
-	if (owner && rest)
-		credit_shared(owner, rest);
+	if (counts_shared)
+		credit_owner(st, rest);
 	st->span_cgid = bpf_get_current_cgroup_id();
 	st->span_tgid = tgid;
 	st->span_pid = pid;
