@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -97,6 +98,20 @@ static bool want_wakeup_progs(const struct session *s, bool tp_btf)
 	return s->force_wakeup_progs || !tp_btf || !s->feat.on[FEAT_SCHED_INFO];
 }
 
+/* PROC_PID_INIT_INO (include/linux/proc_ns.h): the initial pid namespace's inode */
+#define PID_NS_INIT_INO 0xEFFFFFFCU
+
+/*
+ * A task iterator walks the tasks of the pid namespace that opened it: only
+ * in the initial one does it see every thread that needs a fold.
+ */
+static bool in_initial_pid_ns(void)
+{
+	struct stat st;
+
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino == PID_NS_INIT_INO;
+}
+
 /*
  * The programs in their two flavours, in attach order: wakeups first, so no
  * switch-in finds a half-set timestamp. The sched_switch program sums exits
@@ -108,16 +123,20 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bool sum = features__exit_records(&s->feat), tp_btf = bl->tp_btf;
 	/*
 	 * The shared counts map, its threads' counts in task storage folded
-	 * from the lists of threads that ran: tp_btf with bpf_task_from_pid
-	 * (6.2+; on Debian's 6.1 the switch program with the task walk
-	 * instead is over the verifier's 1M instructions), and up to
-	 * FOLD_MAX_SLOTS counters (the default group is 4): with 8 counting
-	 * events and both credit paths live the switch program took over 150 s
-	 * to verify in the arm64 6.1 guest under TCG (icount=2). Otherwise, or
-	 * with --thread-fold=off, the per-CPU counts map (docs/kernels.md).
+	 * before each read: tp_btf where the switch program sums exits (5.19+:
+	 * its shared credit is in global functions that take pointers and
+	 * bpf_get_current_task_btf()), and up to FOLD_MAX_SLOTS counters (the
+	 * default group is 4): with 8 counting events the switch program took
+	 * over 150 s to verify in the arm64 6.1 guest under TCG (icount=2,
+	 * before the global functions). The threads that ran are found from
+	 * per-CPU lists (bpf_task_from_pid, 6.2+, global ids: any pid
+	 * namespace), else by a walk of every task (initial pid namespace
+	 * only). Otherwise, or with --thread-fold=off, the per-CPU counts map
+	 * (docs/kernels.md).
 	 */
-	bool drain = tp_btf && s->feat.on[FEAT_TASK_FROM_PID];
-	bool fold = drain && s->ctr.nr_slots <= FOLD_MAX_SLOTS && s->fold_mode != THREAD_FOLD_OFF;
+	bool drain = s->feat.on[FEAT_TASK_FROM_PID];
+	bool fold = tp_btf && sum && s->ctr.nr_slots <= FOLD_MAX_SLOTS &&
+		    s->fold_mode != THREAD_FOLD_OFF && (drain || in_initial_pid_ns());
 	bool wakeups = want_wakeup_progs(s, tp_btf);
 	const struct prog_pair pairs[] = {
 		{ skel->progs.wakeup_btf, skel->progs.wakeup_raw, .off = !wakeups },
@@ -130,10 +149,6 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 
 	bpf_map__set_autocreate(skel->maps.task_ts_storage, tp_btf);
 	bpf_map__set_autocreate(skel->maps.task_ts_hash, !tp_btf);
-	/*
-	 * the threads that ran are found from per-CPU lists (bpf_task_from_pid,
-	 * global ids: any pid namespace), else by a walk of every task
-	 */
 	drain = drain && fold;
 	bpf_program__set_autoload(skel->progs.drain, drain);
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
@@ -220,10 +235,11 @@ static int load(struct bpfload *bl, void *ctx)
 	err = choose_programs(bl, s, skel) ?: pmbpf_bpf__load(skel);
 	if (err == -E2BIG && s->shared) {
 		/*
-		 * Both credit paths in one switch program are over the
-		 * verifier's 1M instructions on some kernels (Debian's 6.1:
-		 * 1000001 processed): keep tp_btf with the per-CPU counts map
-		 * rather than fall back to raw_tp with the same map.
+		 * A kernel whose verifier finds the shared map's programs too
+		 * large (Debian's 6.1 did before the switch program's shared
+		 * credit moved to global functions: 1000001 processed): keep
+		 * tp_btf with the per-CPU counts map rather than fall back to
+		 * raw_tp with the same map.
 		 */
 		pmbpf_bpf__destroy(skel);
 		pr_err("warning: the shared counts map's programs are too large for this "
@@ -273,7 +289,7 @@ static int attach(struct session *s)
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
 	if (!s->shared) {
 		if (s->fold_mode == THREAD_FOLD_ON)
-			pr_err("--thread-fold=on: switches credit the per-CPU process entries here (the shared map and its fold need tp_btf, the initial pid namespace and at most %d counting events)\n",
+			pr_err("--thread-fold=on: switches credit the per-CPU process entries here (the shared map and its fold need tp_btf on 5.19 or later, before 6.2 the initial pid namespace, and at most %d counting events)\n",
 			       FOLD_MAX_SLOTS);
 		return 0;
 	}
