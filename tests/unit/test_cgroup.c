@@ -176,7 +176,7 @@ static size_t count_files(const char *dir)
 {
 	static const char *const names[] = { "cpu.stat", "cpu.pressure", "memory.pressure",
 					     "io.pressure" };
-	char path[4300];
+	char path[4500];
 	size_t i, n = 0;
 
 	for (i = 0; i < 4; i++) {
@@ -189,7 +189,7 @@ static size_t count_files(const char *dir)
 /* A child that spins, in the cgroup dir, until killed */
 static pid_t spinner_in(const char *dir)
 {
-	char path[4200], pid[32];
+	char path[4500], pid[32];
 	pid_t p = fork();
 
 	if (p == 0) {
@@ -211,7 +211,7 @@ static pid_t spinner_in(const char *dir)
  */
 static void test_kept_files(void)
 {
-	char mnt[4096], dir[4200], rel[256], path[4300];
+	char mnt[4096], dir[4400], rel[64];
 	struct cgroup_stat out;
 	struct cgroup_stats *s;
 	struct rlimit rl, low;
