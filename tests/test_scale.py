@@ -4,10 +4,12 @@ every thread) has its own row with its own page faults, none in [overflow],
 with the shared counts map's default capacity (65,536); where the map is too
 small, the credits stay in their cgroup (its [overflow] row) and say so."""
 import json
+import signal
 import subprocess
+import tempfile
 import time
 
-from conftest import WORK, Cgroup, needs_root
+from conftest import PMBPF, WORK, Cgroup, needs_root
 
 pytestmark = needs_root
 
@@ -104,9 +106,15 @@ def test_overflow_stays_in_its_cgroup(recorder):
     [overflow] row; the cgroup record says overflow, and the start-up warning
     names the capacity."""
     cg = Cgroup("scale", "ovf")
+    table = tempfile.TemporaryFile("w+")
+    tab = None
     try:
         rec = recorder("-e", "page-faults", "-i", "0.5", "-m", "64", "-b", "all",
                        "-G", cg.path)
+        # the same in the table: its PROCS cell says "+"
+        tab = subprocess.Popen([PMBPF, "record", "-o", "table", "-e", "page-faults", "-i", "0.5",
+                                "-m", "64", "-b", "cgroup", "-G", cg.path],
+                               stdout=table, stderr=subprocess.DEVNULL)
         rec.wait_intervals(1)
         proc = subprocess.Popen([WORK, "fleet", "300", "100", "1"], stdout=subprocess.PIPE,
                                 text=True, preexec_fn=cg.enter)
@@ -115,7 +123,12 @@ def test_overflow_stays_in_its_cgroup(recorder):
         time.sleep(0.2)
         rec.wait_intervals(2)
         recs = rec.stop()
+        tab.send_signal(signal.SIGINT)
+        tab.wait(timeout=30)
     finally:
+        if tab and tab.poll() is None:
+            tab.kill()
+            tab.wait()
         cg.remove()
     rows = [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == cg.rel]
     assert rows, [r for r in recs if r["type"] == "cgroup"][:3]
@@ -124,6 +137,10 @@ def test_overflow_stays_in_its_cgroup(recorder):
     assert abs(got - truth) <= 0.01 * truth + 100, (got, truth)
     assert any(r["overflow"] for r in rows), rows[-1]
     assert sum(r["overflow_processes"] for r in rows) > 0, rows
+    table.seek(0)
+    text = table.read()
+    marked = [l for l in text.splitlines() if l.startswith(cg.rel) and l.split()[3].endswith("+")]
+    assert marked and "PROCS +: processes that found the counts map full" in text, text[-3000:]
     ovf = [r for r in recs if r["type"] == "process" and r["overflow"]]
     assert ovf and {r["cgroup"] for r in ovf} == {cg.rel}, ovf[:3]
     assert system_stats(recs)[-1]["overflow_credits"] > 0

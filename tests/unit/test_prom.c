@@ -139,8 +139,8 @@ static void test_label_escaping(void)
 	sb.len = 0;
 	/* an escape sequence (a comm or cgroup name) reaches no terminal reading /metrics */
 	prom__label_value(&sb, "\x1b]0;x\x07\x7f\xc2\x9b");
-	CHECK_STR(sb.buf, "\"" TEXT_REPLACEMENT "]0;x" TEXT_REPLACEMENT TEXT_REPLACEMENT
-			  TEXT_REPLACEMENT "\"");
+	CHECK_STR(sb.buf, "\"" TEXT_REPLACEMENT
+			  "]0;x" TEXT_REPLACEMENT TEXT_REPLACEMENT TEXT_REPLACEMENT "\"");
 	strbuf__free(&sb);
 }
 
@@ -160,11 +160,16 @@ static void test_counters(void)
 	cgroup(7, "/svc", 300)->ci = (struct container_info){ .runtime = "docker", .id = "abc" };
 	snap.cgroups[0].id = 1;
 	t = render(ps);
+	/* no cgroup overflowed: the family, no series */
+	CHECK_SUBSTR(t, "# TYPE pmbpf_cgroup_overflow_processes_total counter\n");
+	CHECK(!strstr(t, "pmbpf_cgroup_overflow_processes_total{"));
 	begin();
 	proc(10, "web", "/svc", 200);
-	cgroup(1, "/", 200);
-	cgroup(7, "/svc", 200);
+	cgroup(1, "/", 200)->overflow_procs_total = 3;
+	cgroup(7, "/svc", 200)->overflow_procs_total = 3;
 	t = render(ps);
+	CHECK_SUBSTR(t, "pmbpf_cgroup_overflow_processes_total{cgroup=\"/svc\",runtime=\"docker\","
+			"container_id=\"abc\",pod_uid=\"\"} 3\n");
 	/* deltas add up; the idle task is its own counter, not in / */
 	CHECK_SUBSTR(t, "pmbpf_cgroup_cpu_seconds_total{cgroup=\"/svc\",runtime=\"docker\","
 			"container_id=\"abc\",pod_uid=\"\"} 0.500000000\n");
@@ -712,7 +717,8 @@ static void test_catalog(void)
 
 		/* a self statistic (pmbpf_thread_fold) */
 		for (j = 0; j < nsf; j++)
-			found |= strlen(sf[j].prom) == len + 6 && !strncmp(sf[j].prom + 6, rest, len);
+			found |= strlen(sf[j].prom) == len + 6 &&
+				 !strncmp(sf[j].prom + 6, rest, len);
 		if (found)
 			continue;
 		if (!strncmp(rest, "cgroup_", 7))
@@ -728,6 +734,8 @@ static void test_catalog(void)
 		for (j = 0; j < nr; j++)
 			found |= (figs[j].outputs & OUT_PROM) && figs[j].prom &&
 				 strlen(figs[j].prom) == len && !strncmp(figs[j].prom, rest, len);
+		found |= strlen(catalog__overflow()->prom) == len &&
+			 !strncmp(catalog__overflow()->prom, rest, len);
 		check_record(found, __FILE__, __LINE__, "family %.*s is in the catalog", (int)len,
 			     rest);
 	}
@@ -780,6 +788,8 @@ static void test_catalog(void)
 			}
 		}
 		snprintf(fam, sizeof(fam), "pmbpf_cgroup_%s", catalog__delay()->prom);
+		found |= strlen(fam) == len && !strncmp(fam, name, len);
+		snprintf(fam, sizeof(fam), "pmbpf_cgroup_%s", catalog__overflow()->prom);
 		found |= strlen(fam) == len && !strncmp(fam, name, len);
 		check_record(found, __FILE__, __LINE__, "family %.*s is in the catalog", (int)len,
 			     name);

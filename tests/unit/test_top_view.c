@@ -245,6 +245,28 @@ static void test_cgroups(void)
 	top_view__free(&v);
 }
 
+/* A cgroup whose processes found the counts map full says so after PROCS. */
+static void test_overflow_mark(void)
+{
+	struct top_view v;
+	size_t i;
+
+	top_view__init(&v);
+	v.by_cgroup = true;
+	top_view__columns(&v, &snap);
+	snap.cgroups[0].overflow_procs_total = 7;
+	top_view__build(&v, &snap, NULL, NULL);
+	for (i = 0; i < v.nr_items && v.items[i].cg != &snap.cgroups[0]; i++)
+		;
+	CHECK(i < v.nr_items);
+	if (i < v.nr_items)
+		CHECK_STR(cell(&v, i, "PROCS"), "4+");
+	snap.cgroups[0].overflow_procs_total = 0;
+	top_view__build(&v, &snap, NULL, NULL);
+	CHECK_STR(cell(&v, 0, "PROCS"), "4");
+	top_view__free(&v);
+}
+
 /*
  * -M metrics (issue 13): a column per value, after MPKI; a metric this host
  * does not support can only show '-' and is among the first to go.
@@ -458,6 +480,7 @@ int main(void)
 	test_helpers();
 	test_processes();
 	test_cgroups();
+	test_overflow_mark();
 	test_layout();
 	test_metric_columns();
 	snapshot__free(&snap);

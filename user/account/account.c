@@ -701,6 +701,7 @@ static int build_cgroups(struct account *a)
 			figures__add(&anc->total, &cg->self);
 			anc->nr_procs_total += cg->nr_procs;
 			anc->overflow_total |= cg->overflow;
+			anc->overflow_procs_total += cg->overflow_procs;
 			id = anc->parent_id;
 			anc = id ? cgroup_row_get(snap, id) : NULL;
 		}

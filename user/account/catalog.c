@@ -635,6 +635,31 @@ static const struct figure delay_figure = {
 		"test_delays.py::test_victim_delay_goes_to_antagonist test_delays.py::test_weights_split_delay_2_to_1 test_delays.py::test_other_cpu_no_attribution",
 };
 
+/*
+ * Overflow, where it still happens (issue 35): not a figure of the cgroup's
+ * processes but of how complete its rows are, so outside figures[]: JSON's
+ * "overflow_processes", the table's and top's "+" after PROCS and the
+ * Prometheus family.
+ */
+static const struct figure overflow_figure = {
+	.name = "overflow_processes",
+	.title = "+",
+	.unit = "processes",
+	.help = "cgroup: processes (threads with --threads) of it and its descendants that found the counts map full, first seen so in the interval: their figures are in the cgroup's own [overflow] row (so in the cgroup's), not in rows of their own (-m sets the map's size).",
+	.kind = FIG_COUNTER,
+	.fmt = FMT_COUNT,
+	.outputs = OUT_JSON | OUT_PROM | OUT_TABLE | OUT_TOP,
+	.prom = "overflow_processes_total",
+	.prom_cgroup_only = true,
+	.tests =
+		"test_scale.py::test_overflow_stays_in_its_cgroup unit/test_top_view.c::test_overflow_mark",
+};
+
+const struct figure *catalog__overflow(void)
+{
+	return &overflow_figure;
+}
+
 const struct figure *catalog__delay(void)
 {
 	return &delay_figure;

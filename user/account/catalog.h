@@ -140,6 +140,8 @@ struct figure {
 
 /* --delays: the figure of a pair (who waited, who ran meanwhile). */
 const struct figure *catalog__delay(void);
+/* A cgroup's processes without a row of their own (the counts map full). */
+const struct figure *catalog__overflow(void);
 /* The figures of a row (process, cgroup, command), in display order. */
 const struct figure *catalog__figures(size_t *nr);
 /*

@@ -85,6 +85,7 @@ struct cgroup_row {
 	bool overflow;
 	bool overflow_total;
 	__u64 overflow_procs;
+	__u64 overflow_procs_total; /* ... in it and its descendants: catalog__overflow() */
 	struct figures self; /* processes in this cgroup itself */
 	struct figures total; /* this cgroup and all its descendants */
 	struct cgroup_stat stat; /* its own files' figures (hierarchical, like total) */

@@ -177,10 +177,9 @@ static void entries(const char *fmt, bool markdown, bool self)
 	}
 }
 
-/* --delays' figure of a pair: outside the catalog's row figures. */
-static void pair_entry(const char *fmt, bool markdown)
+/* A figure outside the catalog's row figures: --delays' of a pair, a cgroup's overflow. */
+static void pair_entry(const struct figure *fd, const char *fmt, bool markdown)
 {
-	const struct figure *fd = catalog__delay();
 	char out[1024];
 	struct shown s;
 
@@ -212,7 +211,9 @@ static void text(void)
 	printf("Figures of a process, a cgroup or a command (NAME: an event, METRIC.VALUE: a -M metric's value):\n\n");
 	entries(line, false, false);
 	printf("\nFigures of a pair (--delays: who waited, who ran meanwhile):\n\n");
-	pair_entry(line, false);
+	pair_entry(catalog__delay(), line, false);
+	printf("\nFigures of a cgroup's rows (the counts map full):\n\n");
+	pair_entry(catalog__overflow(), line, false);
 	printf("\nStatistics of pmbpf itself (the JSON system record, serve's /metrics):\n\n");
 	entries(line, false, true);
 	printf("\nLive CPI outliers (serve's /metrics; docs/fleet.md):\n\n");
@@ -280,8 +281,11 @@ static void markdown(void)
 	printf("\n<!-- end fields:csv -->\n\n");
 
 	printf("<!-- begin fields:pairs -->\n%s", head);
-	pair_entry(row, true);
+	pair_entry(catalog__delay(), row, true);
 	printf("<!-- end fields:pairs -->\n\n");
+	printf("<!-- begin fields:overflow -->\n%s", head);
+	pair_entry(catalog__overflow(), row, true);
+	printf("<!-- end fields:overflow -->\n\n");
 
 	printf("<!-- begin fields:self -->\n%s", head);
 	entries(row, true, true);
@@ -293,6 +297,7 @@ static void markdown(void)
 	for (k = 0; k < nr; k++)
 		tests_row(name_of(&fd[k], fd[k].name, name, sizeof(name)), fd[k].tests);
 	tests_row(catalog__delay()->name, catalog__delay()->tests);
+	tests_row(catalog__overflow()->name, catalog__overflow()->tests);
 	printf("<!-- end fields:tests -->\n\n");
 
 	printf("<!-- begin fields:cpi -->\n"
@@ -370,6 +375,11 @@ static void json(void)
 	jw_start_object(&w);
 	json_opt(&w, "name", catalog__delay()->name);
 	json_tests(&w, catalog__delay()->tests);
+	jw_end_object(&w);
+	jw_key(&w, "overflow");
+	jw_start_object(&w);
+	json_opt(&w, "name", catalog__overflow()->name);
+	json_tests(&w, catalog__overflow()->tests);
 	jw_end_object(&w);
 	jw_key(&w, "self");
 	jw_start_array(&w);

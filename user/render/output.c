@@ -251,6 +251,7 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 
 static void table(struct output *o, const struct snapshot *snap)
 {
+	bool overflow_mark = false;
 	char tbuf[32];
 	size_t r;
 	time_t t = snap->time_ns / 1000000000ULL;
@@ -281,16 +282,25 @@ static void table(struct output *o, const struct snapshot *snap)
 		table_figures(o, snap, NULL, NULL);
 		for (r = 0; r < snap->nr_cgroups; r++) {
 			const struct cgroup_row *cg = &snap->cgroups[r];
-			char path[4096 * 3], cut[64];
+			char path[4096 * 3], cut[64], procs[24];
 
 			text__printable(path, sizeof(path), cg->path ? cg->path : "?", false);
-			fprintf(o->f, "%-40s %-10s %-12s %5u",
+			/* "+": some of its processes have no row of their own (the map full) */
+			snprintf(procs, sizeof(procs), "%u%s", cg->nr_procs_total,
+				 cg->overflow_procs_total ? catalog__overflow()->title : "");
+			overflow_mark |= cg->overflow_procs_total != 0;
+			fprintf(o->f, "%-40s %-10s %-12s %5s",
 				path_tail(cut, sizeof(cut), path, 40),
 				cg->ci.runtime[0] ? cg->ci.runtime : "-",
-				cg->ci.id[0] ? cg->ci.id : "-", cg->nr_procs_total);
+				cg->ci.id[0] ? cg->ci.id : "-", procs);
 			table_figures(o, snap, &cg->total, NULL);
 		}
 	}
+	if (overflow_mark)
+		fprintf(o->f,
+			"(PROCS %s: processes that found the counts map full, without a row of their own: "
+			"their figures are in their cgroup's [overflow] row; -m sets the map's size)\n",
+			catalog__overflow()->title);
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_DROPPED] ||
 	    snap->stats[PMBPF_STAT_EXITS_LOST])
 		fprintf(o->f,

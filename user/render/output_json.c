@@ -405,7 +405,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 		jw_u64_field(&w, "processes_total", cg->nr_procs_total);
 		/* its figures hold processes without a row (the counts map was full) */
 		jw_bool_field(&w, "overflow", cg->overflow_total);
-		jw_u64_field(&w, "overflow_processes", cg->overflow_procs);
+		jw_u64_field(&w, catalog__overflow()->name, cg->overflow_procs_total);
 		json_figures(&w, &cg_tree, &cg->total, OUT_JSON, &cg->stat);
 		jw_key(&w, "self");
 		jw_start_object(&w);

@@ -306,6 +306,7 @@ int prom__update(struct prom_state *ps, const struct snapshot *snap, __u64 now)
 			if (row->stat.have & (1u << i))
 				c->acc.cg[i] += row->stat.v[i];
 		c->acc.cg_have |= row->stat.have;
+		c->overflow_procs += row->overflow_procs_total;
 		c->last_seen = now;
 		c->removed_since = 0;
 	}

@@ -97,6 +97,7 @@ struct cg {
 	char *labels; /* rendered label pairs */
 	struct acc acc;
 	struct series_cache *cache;
+	__u64 overflow_procs; /* catalog__overflow(): so far */
 	__u64 last_seen;
 	__u64 removed_since; /* 0 while it exists */
 };

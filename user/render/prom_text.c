@@ -580,6 +580,27 @@ out:
 	free(s);
 }
 
+/*
+ * Cgroups whose processes found the counts map full (their figures are in
+ * the cgroup's [overflow] row): a series from the first such interval on.
+ * The family is there on every host, empty while nothing overflowed.
+ */
+static void render_overflow(struct strbuf *out, struct cg *const *cgs, size_t nc)
+{
+	const struct figure *fd = catalog__overflow();
+	char name[128];
+	size_t i;
+
+	snprintf(name, sizeof(name), "pmbpf_cgroup_%s", fd->prom);
+	family(out, name, "counter", fd->help);
+	for (i = 0; i < nc; i++) {
+		if (!cgs[i]->overflow_procs)
+			continue;
+		strbuf__printf(out, "%s{%s} ", name, cgs[i]->labels);
+		put_u64(out, cgs[i]->overflow_procs);
+	}
+}
+
 static void render_figures(struct prom_state *ps, const struct snapshot *snap, struct strbuf *out)
 {
 	size_t i, nc = 0;
@@ -599,6 +620,7 @@ static void render_figures(struct prom_state *ps, const struct snapshot *snap, s
 	for (i = 0; i < nc; i++)
 		s[i] = (struct series){ cgs[i]->labels, &cgs[i]->acc, cache_of(&cgs[i]->cache) };
 	render_sets(out, ps, snap, "cgroup", s, nc);
+	render_overflow(out, cgs, nc);
 	render_ranked(ps, &ps->procs, snap, "process", out);
 	if (ps->o.threads)
 		render_ranked(ps, &ps->threads, snap, "thread", out);

@@ -621,7 +621,9 @@ void top_view__cell(const struct top_view *v, const struct snapshot *snap,
 		snprintf(buf, len, "%s", it->user ? it->user : "-");
 		break;
 	case TOP_PROCS:
-		snprintf(buf, len, "%u", it->cg->nr_procs_total);
+		/* processes of it without a row of their own (the counts map full) */
+		snprintf(buf, len, "%u%s", it->cg->nr_procs_total,
+			 it->cg->overflow_procs_total ? catalog__overflow()->title : "");
 		break;
 	case TOP_FIGURE:
 		figure_cell(snap, it, c, buf, len);
