@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The counts map's entries (created here, overflow per cgroup), adding
+ * counts, and where the rest of a span goes.
+ *
+ * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ */
+#ifndef __PMBPF_COUNTS_BPF_H
+#define __PMBPF_COUNTS_BPF_H
+
+/*
+ * Look up, or create, the entry of task's process (--threads: of its
+ * thread tid) in its cgroup. With --threads and not btf, task is current.
+ */
+static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u64 cgid,
+						      struct task_struct *task, __u32 scratch_idx,
+						      const bool btf)
+{
+	struct pmbpf_key key = {};
+	struct pmbpf_counts *c;
+	struct pmbpf_exit *tmp;
+	struct task_struct *leader;
+	__u32 zero = 0;
+	__u64 id;
+	long err;
+
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.cgroup_id = cgid;
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (c) {
+		if (per_thread)
+			thread_comm_refresh(c, task, btf);
+		return c;
+	}
+
+	tmp = bpf_map_lookup_elem(&scratch, &scratch_idx);
+	if (!tmp)
+		return NULL;
+	__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
+	leader = BPF_CORE_READ(task, group_leader);
+	tmp->total.start_ns = BPF_CORE_READ(leader, start_time);
+	tmp->total.comm_ns = bpf_ktime_get_ns();
+	/* --threads: the thread's own name */
+	BPF_CORE_READ_STR_INTO(&tmp->total.comm, per_thread ? task : leader, comm);
+	err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
+	if (!err || err == -EEXIST)
+		return bpf_map_lookup_elem(&counts, &key);
+
+	/*
+	 * Map full: fold into the overflow entry of the cgroup (else the
+	 * cgroup-less one), counting each process once.
+	 */
+	stat_inc(PMBPF_STAT_OVERFLOW);
+	id = ((__u64)(per_thread ? tid : tgid) << 32) ^ tmp->total.start_ns;
+	c = bpf_map_lookup_elem(&overflow, &cgid);
+	if (!c) {
+		__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
+		bpf_map_update_elem(&overflow, &cgid, &tmp->total, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&overflow, &cgid);
+	}
+	if (!c) {
+		key.tgid = PMBPF_OVERFLOW_TGID;
+		key.tid = 0;
+		key.cgroup_id = 0;
+		c = bpf_map_lookup_elem(&counts, &key);
+	}
+	if (!c)
+		return NULL;
+	if (!bpf_map_update_elem(&folded_seen, &id, &zero, BPF_NOEXIST)) {
+		if (counts_shared)
+			__sync_fetch_and_add(&c->folded, 1);
+		else
+			c->folded++;
+	}
+	return c;
+}
+
+/*
+ * Add src's counts to dst's; the run-queue maximum only of the current read
+ * generation. atomic: dst is a shared entry that threads folding on other
+ * CPUs add to at the same time (the maximum is a plain compare and store:
+ * two folds at once may keep the smaller).
+ */
+static __always_inline void counts_add(struct pmbpf_counts *dst, const struct pmbpf_counts *src,
+				       const bool atomic)
+{
+	__u32 i;
+
+	for (i = 0; i < PMBPF_N_NR; i++) {
+		if (!atomic)
+			dst->n[i] += src->n[i];
+		else
+			__sync_fetch_and_add(&dst->n[i], src->n[i]);
+	}
+	/*
+	 * atomic: src is a thread's or a span's counts not read yet (reset at
+	 * each fold), so its maximum is this read's even when credited before
+	 * read_gen moved: a thread folded by the drain and credited again
+	 * before the read ends keeps the old generation (its histogram was
+	 * added to this read, its maximum was dropped: test_runq_max_is_each_intervals_own).
+	 */
+	if ((atomic ? src->runq_max_gen != 0 : src->runq_max_gen == read_gen) &&
+	    (dst->runq_max_gen != read_gen || src->runq_max_ns > dst->runq_max_ns)) {
+		dst->runq_max_ns = src->runq_max_ns;
+		dst->runq_max_gen = read_gen;
+	}
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++) {
+		if (!atomic)
+			dst->runq_hist[i] += src->runq_hist[i];
+		else
+			__sync_fetch_and_add(&dst->runq_hist[i], src->runq_hist[i]);
+	}
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++) {
+		if (i >= nr_events)
+			break; /* a counts map value ends there */
+		if (!atomic) {
+			dst->ev[i].value += src->ev[i].value;
+			dst->ev[i].enabled += src->ev[i].enabled;
+			dst->ev[i].running += src->ev[i].running;
+			continue;
+		}
+		__sync_fetch_and_add(&dst->ev[i].value, src->ev[i].value);
+		__sync_fetch_and_add(&dst->ev[i].enabled, src->ev[i].enabled);
+		__sync_fetch_and_add(&dst->ev[i].running, src->ev[i].running);
+	}
+}
+
+/* counts_shared: this CPU's counts of the idle task, in the cgroup it is in. */
+static __always_inline struct pmbpf_counts *idle_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&idle_counts, &zero);
+}
+
+/* counts_shared: a scratch record for credits to a shared entry, zeroed. */
+static __always_inline struct pmbpf_counts *credit_scratch(__u32 idx)
+{
+	struct pmbpf_exit *tmp = bpf_map_lookup_elem(&scratch, &idx);
+
+	if (!tmp)
+		return NULL;
+	__builtin_memset(&tmp->total, 0, sizeof(tmp->total));
+	return &tmp->total;
+}
+
+/*
+ * counts_shared: the credits a span left in a scratch record (credit_scratch())
+ * to entry dst (NULL: the owner of this span's rest is gone, or the overflow
+ * entry too is missing: lost, counted as overflow).
+ */
+static __noinline void credit_shared(struct pmbpf_counts *dst, const struct pmbpf_counts *src)
+{
+	if (dst && src)
+		counts_add(dst, src, true);
+}
+
+/*
+ * The entry of the task whose switch-in this CPU saw last, when it is
+ * monitored: it ran from there until the switch that was not seen.
+ */
+static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
+{
+	struct pmbpf_key key = {};
+
+	if (!st->valid || !st->span_want)
+		return NULL;
+	key.tgid = st->span_tgid;
+	key.tid = per_thread ? st->span_pid : 0;
+	key.cgroup_id = st->span_cgid;
+	return bpf_map_lookup_elem(&counts, &key);
+}
+
+/*
+ * Where the rest of a span goes (span_owner()). counts_shared: the idle
+ * task's per-CPU counts, or, when the owner's entry exists, a scratch
+ * record that goes to it after (credit_owner()).
+ */
+static __always_inline struct pmbpf_counts *span_rest(struct cpu_state *st)
+{
+	if (!counts_shared)
+		return span_owner(st);
+	if (!st->valid || !st->span_want)
+		return NULL;
+	if (!st->span_tgid)
+		return idle_get();
+	return span_owner(st) ? credit_scratch(SCRATCH_REST) : NULL;
+}
+
+/* counts_shared: a span's rest, from span_rest()'s scratch record, to its owner's entry. */
+static __always_inline void credit_owner(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	if (rest && st->span_tgid)
+		credit_shared(span_owner(st), rest);
+}
+
+static __always_inline __u32 event_index(const struct cpu_state *st, __u32 i, __u32 cpu)
+{
+	return ((st->bank & 1) * nr_events + i) * nr_cpus + cpu;
+}
+
+#endif /* __PMBPF_COUNTS_BPF_H */

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The thread fold (shared counts map): a thread's counts in its task
+ * storage move to its process's entry at its exit, a cgroup move, a full
+ * ran list and before each read; exit records.
+ *
+ * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ */
+#ifndef __PMBPF_FOLD_BPF_H
+#define __PMBPF_FOLD_BPF_H
+
+static long sum_cpu(__u32 cpu, void *ctx)
+{
+	struct pmbpf_exit *e;
+	struct pmbpf_counts *c;
+	__u32 idx = SCRATCH_SWITCH;
+
+	e = bpf_map_lookup_elem(&scratch, &idx);
+	if (!e)
+		return 1;
+	c = bpf_map_lookup_percpu_elem(&counts, &e->key, cpu);
+	if (!c)
+		return 0;
+	counts_add(&e->total, c, false);
+	if (c->start_ns)
+		e->total.start_ns = c->start_ns;
+	if (c->comm_ns > e->total.comm_ns) {
+		e->total.comm_ns = c->comm_ns;
+		__builtin_memcpy(e->total.comm, c->comm, sizeof(c->comm));
+	}
+	return 0;
+}
+
+/*
+ * Take a thread's counts: true when taken. The fold iterator can be
+ * preempted while it holds them; a switch that finds them held credits its
+ * span to the entry itself.
+ */
+static __always_inline bool thread_take(struct task_state *ps)
+{
+	return __sync_val_compare_and_swap(&ps->busy, 0, 1) == 0;
+}
+
+/* Full barrier (an atomic exchange): the counts' stores are seen before busy's. */
+static __always_inline void thread_release(struct task_state *ps)
+{
+	__sync_lock_test_and_set(&ps->busy, 0);
+}
+
+/* Move a thread's counts (taken) to its process's entry in counts_cgid. */
+static __always_inline void thread_fold_body(struct task_state *ps, __u32 tgid,
+					     struct task_struct *task, __u32 scratch_idx)
+{
+	struct pmbpf_counts *c;
+
+	if (!ps->has_counts)
+		return;
+	/* task: prev at a switch, or the iterator's: trusted pointers */
+	c = entry_get(tgid, task->pid, ps->counts_cgid, task, scratch_idx, true);
+	if (!c)
+		return; /* kept for the next fold */
+	credit_shared(c, &ps->counts);
+	__builtin_memset(&ps->counts, 0, sizeof(ps->counts));
+	ps->has_counts = 0;
+}
+
+static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
+				   __u32 scratch_idx)
+{
+	thread_fold_body(ps, tgid, task, scratch_idx);
+}
+
+/*
+ * thread_fold() at a switch, of the thread leaving (current): a global
+ * function, verified once rather than at each of its callers in every path
+ * of the switch program (bpf_get_current_task_btf(): 5.11, switch_btf only).
+ */
+__noinline int fold_current(struct task_state *ps)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (ps)
+		thread_fold_body(ps, task->tgid, task, SCRATCH_SWITCH);
+	return 0;
+}
+
+/*
+ * Where a switch credits the span of prev (a thread of tgid, cgroup cgid):
+ * its counts, taken, or NULL when the fold iterator holds them.
+ */
+static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps, __u64 cgid)
+{
+	if (!ps || !thread_take(ps))
+		return NULL;
+	if (ps->has_counts && ps->counts_cgid != cgid)
+		fold_current(ps); /* it moved: the old cgroup's */
+	if (ps->has_counts && ps->counts_cgid != cgid) {
+		thread_release(ps);
+		return NULL;
+	}
+	ps->counts_cgid = cgid;
+	ps->has_counts = 1;
+	return &ps->counts;
+}
+
+/*
+ * The last thread of a process is gone (--threads: a thread is; proc_end:
+ * the last one): send its final counts, drop it.
+ * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
+ * and bpf_map_lookup_percpu_elem (5.19, commit 07343110b293); programs
+ * built with sum false (for older kernels) hold neither, and leave the
+ * entry marked dead for userspace to read and delete at its next read.
+ */
+static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool proc_end,
+					 const bool sum)
+{
+	struct pmbpf_key key = {};
+	struct pmbpf_counts *c;
+	struct pmbpf_exit *e;
+	__u32 idx = SCRATCH_SWITCH, end = proc_end ? PMBPF_F_PROC_EXIT : 0;
+
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.cgroup_id = cgid;
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (!c)
+		return; /* folded into the overflow entry, or filtered out */
+	if (!sum && !counts_shared) {
+		c->flags |= PMBPF_F_DEAD | end;
+		return;
+	}
+
+	e = bpf_map_lookup_elem(&scratch, &idx);
+	if (!e)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->exit_ns = bpf_ktime_get_ns();
+	if (counts_shared) {
+		/* one value: copied as far as the map's value goes */
+		counts_add(&e->total, c, false);
+		e->total.start_ns = c->start_ns;
+		e->total.comm_ns = c->comm_ns;
+		__builtin_memcpy(e->total.comm, c->comm, sizeof(c->comm));
+	} else if (sum) {
+		/* compiled out of the mark programs: before 5.13 a bpf_loop call does not load */
+		bpf_loop(nr_cpus, sum_cpu, NULL, 0);
+	}
+	e->total.flags = end;
+
+	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
+		c = bpf_map_lookup_elem(&counts, &key);
+		/*
+		 * Leave the entry for userspace to find and report as dead: the
+		 * record is dropped, the exit is not lost. Lost only when the
+		 * entry is gone too.
+		 */
+		if (c) {
+			c->flags |= PMBPF_F_DEAD | end;
+			stat_inc(PMBPF_STAT_EXITS_DROPPED);
+		} else {
+			stat_inc(PMBPF_STAT_EXITS_LOST);
+		}
+		return;
+	}
+	stat_inc(PMBPF_STAT_EXITS);
+	bpf_map_delete_elem(&counts, &key);
+}
+
+/*
+ * ran_drain: list the thread (its counts held) on its CPU's list of the
+ * current generation at its first credit there; on a full list, fold it now.
+ */
+static __always_inline void ran_list_push(struct task_state *ps, __u32 pid, __u32 cpu)
+{
+	__u64 gen = list_gen;
+	__u32 idx = cpu * 2 + (gen & 1), n;
+	struct ran_list *l;
+
+	if (!ran_drain || ps->listed_gen == gen)
+		return;
+	l = bpf_map_lookup_elem(&ran_lists, &idx);
+	if (!l)
+		return;
+	n = l->n;
+	if (n < RAN_LIST_LEN) {
+		barrier_var(n);
+		l->tid[n & (RAN_LIST_LEN - 1)] = pid;
+		l->n = n + 1;
+		ps->listed_gen = gen;
+		return;
+	}
+	stat_inc(PMBPF_STAT_RAN_FULL);
+	fold_current(ps);
+}
+
+/*
+ * At a thread's last switch: fold its counts. The fold iterator skips exiting
+ * threads, so it can hold this one only if it took it before the exit
+ * began and is still preempted: then it folds it itself, late.
+ */
+static __always_inline void thread_fold_last(struct task_state *ps)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (thread_take(ps)) {
+			fold_current(ps);
+			thread_release(ps);
+			return;
+		}
+	}
+}
+
+/*
+ * counts_shared, at a switch: a span's credits in a scratch record (src) to
+ * the entry of the thread leaving (current), in cgroup cgid. Global: see
+ * fold_current().
+ */
+__noinline int credit_current_entry(const struct pmbpf_counts *src, __u64 cgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	if (src)
+		credit_shared(entry_get(task->tgid, task->pid, cgid, task, SCRATCH_SWITCH, true),
+			      src);
+	return 0;
+}
+
+/* process_exit() of switch_btf (it sums exits): global, scalars only. */
+__noinline int exit_record(__u32 tgid, __u32 tid, __u64 cgid, bool proc_end)
+{
+	process_exit(tgid, tid, cgid, proc_end, true);
+	return 0;
+}
+
+/* credit_owner() at a switch: global, see fold_current(). */
+__noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	if (st)
+		credit_owner(st, rest);
+	return 0;
+}
+
+#endif /* __PMBPF_FOLD_BPF_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The end of the span of the task leaving a CPU at a switch: credited
+ * through the shared counts map (shared_span_end()) or the per-CPU one
+ * (percpu_span_end()).
+ *
+ * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ */
+#ifndef __PMBPF_SPAN_END_BPF_H
+#define __PMBPF_SPAN_END_BPF_H
+
+#define SPAN_WANT 0x1 /* the task leaving is monitored */
+#define SPAN_DEAD 0x2 /* and this is its last switch */
+
+/*
+ * counts_shared, at a switch: credit the span of the task leaving (current;
+ * ps its task storage, or NULL) up to now (know: on the scheduler's clock),
+ * to its task storage, the idle task's per-CPU counts, or else (its last
+ * switch, its counts held by a fold) a scratch record that goes to the
+ * entry with atomics after; fold it at its last switch. A global function:
+ * verified once, not once for every path of the switch program to it.
+ * Needs pointer arguments (5.12) and bpf_get_current_task_btf() (5.11):
+ * only switch_btf calls it, which loads on 5.19 and later.
+ */
+__noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u64 now, __u64 know,
+			       __u32 span)
+{
+	struct task_struct *prev = bpf_get_current_task_btf();
+	struct pmbpf_counts *c = NULL, *rest = NULL;
+	__u32 tgid = prev->tgid, pid = prev->pid, cpu = bpf_get_smp_processor_id();
+	__u64 cgid = 0, runtime = 0, ran = RAN_SPAN;
+	bool dead = span & SPAN_DEAD, held = false, slow = false;
+
+	if (!st)
+		return 0;
+	if (span & SPAN_WANT) {
+		cgid = span_cgroup(st, pid, tgid);
+		runtime = unseen_span_runtime(st, prev, pid, now, true);
+		if (!tgid) {
+			c = idle_get();
+			if (idle_cgid != cgid)
+				idle_cgid = cgid;
+		} else {
+			if (!dead)
+				c = thread_counts(ps, cgid);
+			held = c;
+			if (!c) {
+				c = credit_scratch(SCRATCH_CREDIT);
+				slow = true;
+			}
+		}
+		if (runtime)
+			rest = span_rest(st);
+		ran = oncpu_ran(st, pid, task_sum(prev, true));
+		if (span_offline(st, prev, pid, know, true)) {
+			c = NULL;
+			rest = NULL;
+			runtime = 0; /* nor is it unattributed */
+		}
+	}
+	st->arg_now = now;
+	st->arg_runtime = runtime;
+	st->arg_know = know;
+	st->arg_ran = ran;
+	attribute_full(st, c, rest);
+	if (held && ps) {
+		ran_list_push(ps, pid, cpu);
+		thread_release(ps);
+	}
+	if (slow)
+		credit_current_entry(c, cgid);
+	credit_owner_global(st, rest);
+	if (!dead)
+		return 0;
+	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
+	if (ps)
+		thread_fold_last(ps);
+	if (c) {
+		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
+
+		if (proc_end || per_thread)
+			exit_record(tgid, pid, cgid, proc_end);
+	}
+	return 0;
+}
+
+/*
+ * Without counts_shared, at a switch: credit the span of the task leaving
+ * (prev, in cgroup cgid) up to st->arg_now (arg_know on the scheduler's
+ * clock) to its process's (--threads: thread's) entry in the per-CPU counts
+ * map; send its exit record at its last switch. Not inlined: on_switch()'s
+ * stack stays small enough for the shared path's chain of global functions
+ * (6.1 allows 512 bytes for a chain of calls together).
+ */
+static __always_inline void percpu_span_end_body(struct cpu_state *st, struct task_struct *prev,
+						 __u64 cgid, __u32 span, const bool btf,
+						 const bool sum_exits)
+{
+	struct pmbpf_counts *c = NULL, *rest = NULL;
+	__u64 runtime = 0, ran = RAN_SPAN, now = st->arg_now, know = st->arg_know;
+	__u32 tgid, pid;
+
+	current_ids(prev, &tgid, &pid, btf);
+	if (span & SPAN_WANT) {
+		runtime = unseen_span_runtime(st, prev, pid, now, btf);
+		c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
+		if (runtime)
+			rest = span_owner(st);
+		ran = oncpu_ran(st, pid, task_sum(prev, btf));
+		if (span_offline(st, prev, pid, know, btf)) {
+			c = NULL;
+			rest = NULL;
+			runtime = 0; /* nor is it unattributed */
+		}
+	}
+	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime,
+		  know, ran);
+	if (c && (span & SPAN_DEAD)) {
+		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
+
+		if (proc_end || per_thread)
+			process_exit(tgid, pid, cgid, proc_end, sum_exits);
+	}
+}
+
+#define PERCPU_SPAN_END(name, btf, sum_exits)                                                   \
+	static __noinline void name(struct cpu_state *st, struct task_struct *prev, __u64 cgid, \
+				    __u32 span)                                                 \
+	{                                                                                       \
+		percpu_span_end_body(st, prev, cgid, span, btf, sum_exits);                     \
+	}
+
+/* one per switch program: btf and sum_exits are known when each is compiled */
+PERCPU_SPAN_END(percpu_span_end_btf, true, true)
+PERCPU_SPAN_END(percpu_span_end_raw, false, true)
+PERCPU_SPAN_END(percpu_span_end_btf_mark, true, false)
+PERCPU_SPAN_END(percpu_span_end_raw_mark, false, false)
+
+static __always_inline void percpu_span_end(struct cpu_state *st, struct task_struct *prev,
+					    __u64 cgid, __u32 span, const bool btf,
+					    const bool sum_exits)
+{
+	if (btf && sum_exits)
+		percpu_span_end_btf(st, prev, cgid, span);
+	else if (sum_exits)
+		percpu_span_end_raw(st, prev, cgid, span);
+	else if (btf)
+		percpu_span_end_btf_mark(st, prev, cgid, span);
+	else
+		percpu_span_end_raw_mark(st, prev, cgid, span);
+}
+
+#endif /* __PMBPF_SPAN_END_BPF_H */
