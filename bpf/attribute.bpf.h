@@ -151,12 +151,9 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 __noinline int attribute_full(struct cpu_state *st, struct pmbpf_counts *c,
 			      struct pmbpf_counts *rest)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-
 	if (st)
-		attribute(st, c, rest, per_thread ? (__u32)id : id >> 32,
-			  bpf_get_smp_processor_id(), st->arg_now, st->arg_runtime, st->arg_know,
-			  st->arg_ran);
+		attribute(st, c, rest, st->arg_owner, bpf_get_smp_processor_id(), st->arg_now,
+			  st->arg_runtime, st->arg_know, st->arg_ran);
 	return 0;
 }
 

@@ -159,7 +159,8 @@ static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_dela
 		s->waits++;
 		return;
 	}
-	delay_slot_store(i);
+	delay_slot_store(
+		i); /* a call even when the slot is free: a branch here doubles delay_wait()'s states */
 	s->k = *k;
 	s->ns = ns;
 	s->waits = 1;

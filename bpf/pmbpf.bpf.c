@@ -69,6 +69,49 @@ static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
 	return OFF_OTHER;
 }
 
+/*
+ * Filtering, a switch between two unmonitored tasks: counters are read only
+ * where a monitored task's span starts or ends, and at the first switch of
+ * each tick, so that this CPU's attribution point is never old (see
+ * unseen_span_runtime()); otherwise nothing is done between two others.
+ * Jiffies, not the clock: reading the clock here cost ~45 ns per switch.
+ */
+static __always_inline void unmonitored_switch(struct cpu_state *st, struct task_struct *next,
+					       __u32 tgid, __u32 cpu, __u64 *queued,
+					       __u64 *run_delay, __u64 *raw, const bool btf,
+					       const bool sum_exits)
+{
+	__u64 now = 0, tick;
+
+	/* --delays: every span counts, monitored or not (the runner may be anyone) */
+	if (delay_on) {
+		now = switch_clock(next, cpu, queued, run_delay, raw, btf);
+		delay_span_end(tgid, bpf_get_current_cgroup_id(), now);
+	}
+	if (!st->valid)
+		return;
+	tick = bpf_jiffies64();
+	if (tick == st->refresh_jiffies)
+		return;
+	st->refresh_jiffies = tick;
+	if (!now)
+		now = switch_clock(next, cpu, queued, run_delay, raw, btf);
+	if (btf && sum_exits) {
+		/* switch_btf: out of on_switch()'s frame (the 512-byte chains of span_end.bpf.h) */
+		st->arg_now = now;
+		st->arg_runtime = 0;
+		st->arg_know = *raw;
+		st->arg_ran = RAN_SPAN;
+		st->arg_owner = 0;
+		attribute_full(st, NULL, NULL);
+	} else {
+		attribute(st, NULL, NULL, 0, cpu, now, 0, *raw, RAN_SPAN);
+	}
+	st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
+	st->run_base = task_sum(next, btf); /* it may be moved into the filter */
+	st->span_want = 0;
+}
+
 static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				     struct task_struct *next, unsigned int prev_state,
 				     const bool btf, const bool sum_exits)
@@ -77,7 +120,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	struct task_state *ps = NULL;
 	struct task_ts *ts;
 	__u32 zero = 0, cpu, tgid, next_tgid, pid;
-	__u64 cgid = 0, next_cgid, tick;
+	__u64 cgid = 0, next_cgid;
 	bool dead = prev_state & TASK_DEAD, has_lat = false, want, next_want;
 	/* sum_exits: switch_btf, loaded on 5.19 and later (shared_span_end()) */
 	const bool shared = btf && sum_exits && counts_shared;
@@ -93,32 +136,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 	if (!st)
 		return 0;
 	cpu = bpf_get_smp_processor_id();
-	/*
-	 * Filtering: counters are read only where a monitored task's span
-	 * starts or ends, and at the first switch of each tick, so that this
-	 * CPU's attribution point is never old (see unseen_span_runtime());
-	 * otherwise nothing is done between two others. Jiffies, not the
-	 * clock: reading the clock here cost ~45 ns per switch.
-	 */
 	if (!want && !next_want) {
-		now = 0;
-		/* --delays: every span counts, monitored or not (the runner may be anyone) */
-		if (delay_on) {
-			now = switch_clock(next, cpu, &queued, &run_delay, &raw, btf);
-			delay_span_end(tgid, bpf_get_current_cgroup_id(), now);
-		}
-		if (!st->valid)
-			return 0;
-		tick = bpf_jiffies64();
-		if (tick == st->refresh_jiffies)
-			return 0;
-		st->refresh_jiffies = tick;
-		if (!now)
-			now = switch_clock(next, cpu, &queued, &run_delay, &raw, btf);
-		attribute(st, NULL, NULL, 0, cpu, now, 0, raw, RAN_SPAN);
-		st->span_pid = btf ? next->pid : BPF_CORE_READ(next, pid);
-		st->run_base = task_sum(next, btf); /* it may be moved into the filter */
-		st->span_want = 0;
+		unmonitored_switch(st, next, tgid, cpu, &queued, &run_delay, &raw, btf, sum_exits);
 		return 0;
 	}
 
@@ -230,7 +249,14 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 
 	next_sum = task_sum(next, btf);
 	if (shared) {
-		shared_span_end(st, ps, now, raw, (want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0));
+		st->arg_sum = task_sum(prev, btf);
+		if (!want || dead ||
+		    !shared_span_end_fast(st, ps, tgid, pid, cpu, now, raw, st->arg_sum)) {
+			st->arg_tgid = tgid;
+			st->arg_pid = pid;
+			shared_span_end(st, ps, now, raw,
+					(want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0));
+		}
 	} else {
 		st->arg_now = now;
 		st->arg_know = raw;

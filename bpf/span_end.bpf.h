@@ -25,17 +25,21 @@
 __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u64 now, __u64 know,
 			       __u32 span)
 {
-	struct task_struct *prev = bpf_get_current_task_btf();
 	struct pmbpf_counts *c = NULL, *rest = NULL;
-	__u32 tgid = prev->tgid, pid = prev->pid, cpu = bpf_get_smp_processor_id();
+	__u32 tgid, pid, cpu = bpf_get_smp_processor_id();
 	__u64 cgid = 0, runtime = 0, ran = RAN_SPAN;
 	bool dead = span & SPAN_DEAD, held = false, slow = false;
 
 	if (!st)
 		return 0;
+	tgid = st->arg_tgid;
+	pid = st->arg_pid;
 	if (span & SPAN_WANT) {
 		cgid = span_cgroup(st, pid, tgid);
-		runtime = unseen_span_runtime(st, prev, pid, now, true);
+		/* the task leaving is read only where needed: a helper call (a return) */
+		if (st->valid && st->span_pid != pid)
+			runtime =
+				unseen_span_runtime(st, bpf_get_current_task_btf(), pid, now, true);
 		if (!tgid) {
 			c = idle_get();
 			if (idle_cgid != cgid)
@@ -51,17 +55,19 @@ __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u6
 		}
 		if (runtime)
 			rest = span_rest(st);
-		ran = oncpu_ran(st, pid, task_sum(prev, true));
-		if (span_offline(st, prev, pid, know, true)) {
+		ran = oncpu_ran(st, pid, st->arg_sum);
+		if (!pid && span_offline(st, bpf_get_current_task_btf(), pid, know, true)) {
 			c = NULL;
 			rest = NULL;
 			runtime = 0; /* nor is it unattributed */
 		}
 	}
+	/* the slow path (shared_span_end_fast() is the common one): attribute() not inlined here */
 	st->arg_now = now;
 	st->arg_runtime = runtime;
 	st->arg_know = know;
 	st->arg_ran = ran;
+	st->arg_owner = per_thread ? pid : tgid;
 	attribute_full(st, c, rest);
 	if (held && ps) {
 		ran_list_push(ps, pid, cpu);
@@ -69,13 +75,15 @@ __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u6
 	}
 	if (slow)
 		credit_current_entry(c, cgid);
-	credit_owner_global(st, rest);
+	if (rest)
+		credit_owner_global(st, rest);
 	if (!dead)
 		return 0;
 	/* the thread's last switch: the rest of its counts to the entry, before an exit record */
 	if (ps)
 		thread_fold_last(ps);
 	if (c) {
+		struct task_struct *prev = bpf_get_current_task_btf();
 		bool proc_end = BPF_CORE_READ(prev, signal, live.counter) == 0;
 
 		if (proc_end || per_thread)
@@ -85,12 +93,41 @@ __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u6
 }
 
 /*
+ * shared_span_end()'s common case, inline (a global function's call and
+ * return cost ~15 ns per switch here: SRSO's safe RET): a monitored thread
+ * whose switch-in this CPU saw, its counts free and in this cgroup,
+ * credited in its task storage. False, having changed nothing: the global
+ * function does it.
+ */
+static __always_inline bool shared_span_end_fast(struct cpu_state *st, struct task_state *ps,
+						 __u32 tgid, __u32 pid, __u32 cpu, __u64 now,
+						 __u64 know, __u64 sum)
+{
+	__u64 cgid;
+
+	if (!ps || !tgid || !st->valid || st->span_pid != pid || st->span_tgid != tgid)
+		return false;
+	if (!thread_take(ps))
+		return false;
+	cgid = st->span_cgid; /* span_cgroup() */
+	if (ps->has_counts && ps->counts_cgid != cgid) {
+		thread_release(ps);
+		return false;
+	}
+	ps->counts_cgid = cgid;
+	ps->has_counts = 1;
+	attribute(st, &ps->counts, NULL, per_thread ? pid : tgid, cpu, now, 0, know,
+		  oncpu_ran(st, pid, sum));
+	ran_list_push(ps, pid, cpu);
+	thread_release(ps);
+	return true;
+}
+
+/*
  * Without counts_shared, at a switch: credit the span of the task leaving
  * (prev, in cgroup cgid) up to st->arg_now (arg_know on the scheduler's
  * clock) to its process's (--threads: thread's) entry in the per-CPU counts
- * map; send its exit record at its last switch. Not inlined: on_switch()'s
- * stack stays small enough for the shared path's chain of global functions
- * (6.1 allows 512 bytes for a chain of calls together).
+ * map; send its exit record at its last switch.
  */
 static __always_inline void percpu_span_end_body(struct cpu_state *st, struct task_struct *prev,
 						 __u64 cgid, __u32 span, const bool btf,
@@ -123,6 +160,12 @@ static __always_inline void percpu_span_end_body(struct cpu_state *st, struct ta
 	}
 }
 
+/*
+ * Not inlined: on_switch()'s frame stays small enough for the chains of
+ * calls below it (6.1 allows 512 bytes for a chain together: the shared
+ * path's global functions in switch_btf, delay_wait() in all four). One per
+ * switch program: btf and sum_exits are known when each is compiled.
+ */
 #define PERCPU_SPAN_END(name, btf, sum_exits)                                                   \
 	static __noinline void name(struct cpu_state *st, struct task_struct *prev, __u64 cgid, \
 				    __u32 span)                                                 \
@@ -130,7 +173,6 @@ static __always_inline void percpu_span_end_body(struct cpu_state *st, struct ta
 		percpu_span_end_body(st, prev, cgid, span, btf, sum_exits);                     \
 	}
 
-/* one per switch program: btf and sum_exits are known when each is compiled */
 PERCPU_SPAN_END(percpu_span_end_btf, true, true)
 PERCPU_SPAN_END(percpu_span_end_raw, false, true)
 PERCPU_SPAN_END(percpu_span_end_btf_mark, true, false)

@@ -115,11 +115,22 @@ struct cpu_state {
 	__u64 run_base;
 	__u64 pend_oncpu_ns;
 	__u64 gap_ns; /* PMBPF_STAT_ONCPU_GAP_NS not yet in stats: moved there at the flush */
-	/* attribute_full()'s arguments (now, runtime, know, ran of attribute()) */
+	/*
+	 * Arguments that do not fit in registers (five at most): attribute()'s
+	 * now, runtime, know, ran and owner for attribute_full(); the task
+	 * leaving's ids and se.sum_exec_runtime for shared_span_end(), which
+	 * then reads the task only on rare paths (a helper call, and so a
+	 * return, fewer per switch: each costs here, SRSO's safe RET).
+	 */
 	__u64 arg_now;
 	__u64 arg_runtime;
 	__u64 arg_know;
 	__u64 arg_ran;
+	__u64 arg_sum;
+	__u32 arg_owner;
+	__u32 arg_tgid;
+	__u32 arg_pid;
+	__u32 arg_pad;
 	struct pmbpf_reading last[PMBPF_MAX_EVENTS];
 };
 
