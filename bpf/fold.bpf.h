@@ -2,7 +2,8 @@
 /*
  * The thread fold (shared counts map): a thread's counts in its task
  * storage move to its process's entry at its exit, a cgroup move, a full
- * ran list and before each read; exit records.
+ * ran list and before each read; exit records; the fold and drain
+ * iterators (programs) that userspace runs before each read.
  *
  * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
  */
@@ -239,6 +240,94 @@ __noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_coun
 {
 	if (st)
 		credit_owner(st, rest);
+	return 0;
+}
+
+/*
+ * counts_shared, run by userspace after the flush and before each read:
+ * every thread's counts to its process's entry. Exiting threads fold their
+ * own at their last switch (thread_fold_last). Counts that a switch on
+ * another CPU holds are free within nanoseconds: tried a few times, then
+ * left for the next read.
+ */
+SEC("iter/task")
+int fold(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct task_state *ps;
+	int i;
+
+	/* most tasks of a host have no local storage: no helper call for them */
+	if (!task || (task->flags & PF_EXITING) || !task->bpf_storage)
+		return 0;
+	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
+	if (!ps || !ps->has_counts)
+		return 0;
+	for (i = 0; i < 64; i++) {
+		if (thread_take(ps)) {
+			thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
+			thread_release(ps);
+			break;
+		}
+	}
+	return 0;
+}
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* The drain of one listed thread: its counts to its entry, unless it is exiting (it folds them). */
+static long drain_one(__u32 i, void *ctx)
+{
+	__u32 idx = *(__u32 *)ctx;
+	struct ran_list *l = bpf_map_lookup_elem(&ran_lists, &idx);
+	struct task_struct *task;
+	struct task_state *ps;
+	int k;
+
+	if (!l)
+		return 1;
+	/* i < n <= RAN_LIST_LEN; the mask kept for the verifier */
+	barrier_var(i);
+	task = bpf_task_from_pid(l->tid[i & (RAN_LIST_LEN - 1)]);
+	if (!task)
+		return 0; /* gone: folded at its last switch */
+	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
+	if (ps && ps->has_counts && !(task->flags & PF_EXITING)) {
+		for (k = 0; k < 64; k++) {
+			if (thread_take(ps)) {
+				thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
+				thread_release(ps);
+				break;
+			}
+		}
+	}
+	bpf_task_release(task);
+	return 0;
+}
+
+/*
+ * ran_drain, run by userspace over ran_lists after it bumped list_gen and
+ * flushed every CPU: each CPU's list of the previous generation, folded and
+ * emptied.
+ */
+SEC("iter/bpf_map_elem")
+int drain(struct bpf_iter__bpf_map_elem *ctx)
+{
+	__u32 *key = ctx->key, idx, n;
+	struct ran_list *l;
+
+	if (!key)
+		return 0;
+	idx = *key;
+	if ((idx & 1) == (list_gen & 1))
+		return 0; /* the current generation's */
+	l = bpf_map_lookup_elem(&ran_lists, &idx);
+	if (!l)
+		return 0;
+	n = l->n;
+	bpf_loop(n < RAN_LIST_LEN ? n : RAN_LIST_LEN, drain_one, &idx, 0);
+	l->n = 0;
 	return 0;
 }
 
