@@ -10,13 +10,13 @@
  * before each read (flush, run through BPF_PROG_TEST_RUN on that CPU).
  *
  * This file holds the programs (on_switch() and its four flavours, the
- * wakeup, exec, flush, fold, drain, rebase and cgroup-attach programs); one
+ * wakeup, exec, flush, rebase and cgroup-attach programs); one
  * concern per header, included in this order: core_fixes (struct flavours
  * of older kernels), state (knobs, per-CPU and per-thread state, maps),
  * rq_clock (the clock of every time figure), delay (--delays), filter (-p,
  * -G), oncpu (the scheduler's on-CPU time, unseen spans), counts (entries,
  * overflow), attribute (a span's credit), fold (task storage to the shared
- * map, exit records), span_end (the credit of the task leaving, shared or
+ * map, exit records, the fold and drain iterators), span_end (the credit of the task leaving, shared or
  * per-CPU map), hot (--hot's sampler).
  */
 #include "vmlinux.h"
