@@ -16,8 +16,8 @@
  * rq_clock (the clock of every time figure), delay (--delays), filter (-p,
  * -G), oncpu (the scheduler's on-CPU time, unseen spans), counts (entries,
  * overflow), attribute (a span's credit), fold (task storage to the shared
- * map, exit records, the fold and drain iterators), span_end (the credit of the task leaving, shared or
- * per-CPU map), hot (--hot's sampler).
+ * map, exit records, the fold and drain iterators), span_end (the credit
+ * of the task leaving, shared or per-CPU map), hot (--hot's sampler).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
