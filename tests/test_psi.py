@@ -105,7 +105,11 @@ def test_cpu_pressure_against_the_cgroups_file(recorder):
         start = end - r["interval_s"]
         if start < sampler.samples[0][0] or end > sampler.samples[-1][0]:
             continue
-        spinning = spin_start + 0.5 < start and end < spin_end - 0.5
+        # a whole interval: one shortened by a late collection before it (0.0099 s
+        # seen under load) is compared with the file above, but its pressure is
+        # then mostly the reads' lag (30 ms allowed there), not the interval's
+        spinning = spin_start + 0.5 < start and end < spin_end - 0.5 and \
+            r["interval_s"] >= 0.5
         for res in FILES:
             for kind in ("some", "full"):
                 got = r["psi"][res][kind + "_ns"]
