@@ -217,4 +217,38 @@ __noinline int delay_wait(__u32 tgid, __u64 cgid, __u64 lat, __u64 now)
 	return 0;
 }
 
+/*
+ * delay_wait()'s common case, inline (a global function's call costs ~15 ns
+ * per switch here): the newest span on this CPU began before the wakeup, so
+ * one runner covers the whole wait, and its pair is in its slot already.
+ * Otherwise delay_wait() does it all: nothing here is live across a call,
+ * so that on_switch()'s frame stays in 6.1's 512 bytes for a chain of calls.
+ */
+static __always_inline void delay_wait_inline(__u32 tgid, __u64 cgid, __u64 lat, __u64 now)
+{
+	struct delay_cpu *dc;
+	struct delay_span *s;
+	struct delay_slot *slot;
+	__u64 wake = now - lat, hi;
+	__u32 zero = 0, h;
+
+	dc = bpf_map_lookup_elem(&delay_cpus, &zero);
+	if (!dc || !lat || !dc->head)
+		return;
+	s = &dc->s[(dc->head - 1) & (DELAY_RING - 1)];
+	if (s->end_ns <= wake)
+		return;
+	hi = s->end_ns < now ? s->end_ns : now;
+	h = (tgid * 0x9e3779b1U) ^ (s->tgid * 0x85ebca6bU) ^ (__u32)cgid;
+	slot = &dc->slot[(h ^ (h >> 16)) & (DELAY_SLOTS - 1)];
+	if (s->start_ns <= wake && hi > wake && slot->waits && slot->k.tgid == tgid &&
+	    slot->k.by_tgid == s->tgid && slot->k.cgroup_id == cgid &&
+	    slot->k.by_cgroup_id == s->cgroup_id) {
+		slot->ns += hi - wake;
+		slot->waits++;
+		return;
+	}
+	delay_wait(tgid, cgid, lat, now);
+}
+
 #endif /* __PMBPF_DELAY_BPF_H */
