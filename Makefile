@@ -73,7 +73,8 @@ endif
 # objects stay flat in $(OUTPUT) (module names are unique across folders)
 USER_OBJS := $(patsubst %.c,$(OUTPUT)%.o,$(notdir $(USER_SRCS)))
 vpath %.c $(USER_DIRS)
-SKELS := $(patsubst %,$(OUTPUT)%.skel.h,$(BPF_OBJS))
+# pmbpf.bpf.c twice: pmbpf_nokf without kfunc externs, for kernels before 6.2 (fold.bpf.h)
+SKELS := $(patsubst %,$(OUTPUT)%.skel.h,$(BPF_OBJS) pmbpf_nokf)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)tests/%,$(UNIT_SRCS))
@@ -81,7 +82,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUTPUT)workloads/%,$(WORKLOAD_SRCS))
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(SKELS) $(patsubst %,$(OUTPUT)%.bpf.o,$(BPF_OBJS))
+.SECONDARY: $(SKELS) $(patsubst %,$(OUTPUT)%.bpf.o,$(BPF_OBJS) pmbpf_nokf)
 .PHONY: all clean run test unit integration deps install check-format bench vmtest
 
 all: $(OUTPUT)pmbpf
@@ -92,6 +93,12 @@ $(OUTPUT) $(OUTPUT)tests $(OUTPUT)workloads:
 $(OUTPUT)%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -MT $@ -MF $(OUTPUT)$*.bpf.d -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)pmbpf_nokf.bpf.o: bpf/pmbpf.bpf.c $(wildcard bpf/*.h) $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DPMBPF_NO_KFUNC -MMD -MP -MT $@ -MF $(OUTPUT)pmbpf_nokf.bpf.d -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp
 	$(Q)rm -f $@.tmp
 

@@ -273,8 +273,28 @@ int fold(struct bpf_iter__task *ctx)
 	return 0;
 }
 
+#ifdef PMBPF_NO_KFUNC
+/*
+ * The object for kernels without these kfuncs (before 6.2; the Makefile's
+ * pmbpf_nokf.bpf.o, session.c picks it): libbpf 1.1 (Debian 12's) fails
+ * the whole load on a weak kfunc extern that vmlinux lacks when it may not
+ * list the modules' BTF (no CAP_SYS_ADMIN: pmbpf.service). The drain is
+ * never loaded there.
+ */
+static __always_inline struct task_struct *bpf_task_from_pid(s32 pid)
+{
+	(void)pid;
+	return NULL;
+}
+
+static __always_inline void bpf_task_release(struct task_struct *p)
+{
+	(void)p;
+}
+#else
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+#endif
 
 /* The drain of one listed thread: its counts to its entry, unless it is exiting (it folds them). */
 static long drain_one(__u32 i, void *ctx)

@@ -29,6 +29,7 @@
 #include "pmu.h"
 #include "kfeatures.h"
 #include "session.h"
+#include "skel_nokf.h"
 #include "util.h"
 
 /*
@@ -185,7 +186,24 @@ static int load(struct bpfload *bl, void *ctx)
 	struct pmbpf_bpf *skel;
 	int err, i;
 
-	skel = pmbpf_bpf__open();
+	/*
+	 * Without the kfuncs in vmlinux (before 6.2) the object without their
+	 * externs: libbpf 1.1 would fail the load looking for them in the
+	 * modules' BTF, which it may not list without CAP_SYS_ADMIN.
+	 */
+	if (s->feat.on[FEAT_TASK_FROM_PID]) {
+		skel = pmbpf_bpf__open();
+	} else {
+		size_t size = 0;
+
+		skel = skel_nokf__open(&size);
+		if (skel && size != sizeof(*skel)) {
+			pr_err("internal error: the kfunc-free BPF object's skeleton differs (%zu bytes, not %zu)\n",
+			       size, sizeof(*skel));
+			pmbpf_bpf__destroy(skel);
+			return -EINVAL;
+		}
+	}
 	err = bpfload__opened(skel);
 	if (err)
 		return err;

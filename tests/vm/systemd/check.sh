@@ -42,14 +42,16 @@ show() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 prop() { systemctl show -p "$1" --value pmbpf; }
 
-# wait_running: until pmbpf.service is active/running or has failed for good.
+# wait_running: until pmbpf.service is active/running or has failed for good
+# (failed, or restarted 3 times: Restart=on-failure never lets it stay failed).
 # No fixed guest-time bound: systemd bounds a start (TimeoutStartSec, the
 # restart limit), and under a loaded host the BPF load under TCG can take
 # longer than the 60 s this waited before; 20 minutes only against a hang.
 wait_running() {
 	tries=12000
 	while st="$(prop ActiveState)/$(prop SubState)" && [ "$st" != active/running ] &&
-		[ "${st%%/*}" != failed ] && [ "$tries" -gt 0 ]; do
+		[ "${st%%/*}" != failed ] && [ "$tries" -gt 0 ] &&
+		[ "$(prop NRestarts)" -lt 3 ]; do
 		tries=$((tries - 1))
 		sleep 0.1
 	done
