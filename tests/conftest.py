@@ -92,14 +92,20 @@ class Cgroup:
             return int(f.readline().split()[1]) * 1000
 
     def remove(self):
-        for _ in range(50):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.1)
+        rmdir_retry(self.path)
+
+
+def rmdir_retry(path, tries=50, wait=0.1):
+    """rmdir a cgroup directory, again while it is busy (its last task not yet
+    gone); gone already is done."""
+    for _ in range(tries):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(wait)
 
 
 class FileRecord:

@@ -16,7 +16,7 @@ import uuid
 
 import pytest
 
-from conftest import PMBPF, WORK, cgroup2_mount, needs_root
+from conftest import PMBPF, WORK, cgroup2_mount, needs_root, rmdir_retry
 
 pytestmark = needs_root
 
@@ -70,14 +70,7 @@ def containers(tmp_path_factory):
                 dirs.add(mnt + r)
                 r = os.path.dirname(r)
         for d in sorted(dirs, key=lambda d: d.count("/"), reverse=True):
-            for _ in range(100):
-                try:
-                    os.rmdir(d)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.05)
+            rmdir_retry(d, 100, 0.05)
 
 
 def run(*args, timeout=60):

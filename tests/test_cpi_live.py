@@ -32,7 +32,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, WORK, cgroup2_mount, needs_root
+from conftest import BUILD, WORK, cgroup2_mount, needs_root, rmdir_retry
 from test_serve import Serve
 from test_top import TMUX, Pane
 
@@ -91,14 +91,7 @@ class Group:
             # another was still there, it took 5 s)
             if d != self.mnt + self.rel and any(e.is_dir() for e in os.scandir(d)):
                 break
-            for _ in range(50):
-                try:
-                    os.rmdir(d)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.1)
+            rmdir_retry(d)
 
 
 def schedstat(pid):
