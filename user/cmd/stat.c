@@ -146,8 +146,11 @@ static int run_once(struct stat_ctx *ctx, char **argv, struct stat_run *run, int
 			if (!err)
 				accumulate(&ctx->snap, r.cgroup_id, &run->f, &seen);
 			next = now_ns(CLOCK_MONOTONIC) + ctx->interval_ns;
-		} else if (session__drain(ctx->s) < 0) {
-			err = -EIO;
+		} else {
+			int n = session__drain(ctx->s);
+
+			if (n < 0)
+				err = n;
 		}
 		if (err)
 			cmdrun__kill(&r); /* pmbpf cannot count: stop the command */

@@ -670,9 +670,13 @@ static int run(struct top *t)
 		timeout((int)wait_ms);
 		ch = getch();
 		/* a key wait is at most KEY_WAIT_MS: exit records are taken after each */
-		if (!t->paused && session__drain(t->s) < 0) {
-			err = -EIO;
-			break;
+		if (!t->paused) {
+			int n = session__drain(t->s);
+
+			if (n < 0) {
+				err = n;
+				break;
+			}
 		}
 		if (ch == ERR)
 			continue;
