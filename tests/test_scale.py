@@ -4,10 +4,14 @@ every thread) has its own row with its own page faults, none in [overflow],
 with the shared counts map's default capacity (65,536); where the map is too
 small, the credits stay in their cgroup (its [overflow] row) and say so."""
 import json
+import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
+
+import pytest
 
 from conftest import PMBPF, WORK, Cgroup, needs_root
 
@@ -18,6 +22,27 @@ PAGES = 20
 
 def system_stats(recs):
     return [r for r in recs if r["type"] == "system"]
+
+
+def task_state(pid):
+    """The state letter of /proc/PID/stat (None: gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def rows_by_pid(recs, cgroup):
+    """pid: [(interval, overflow, exited, page faults)] of cgroup's process rows."""
+    out, i = {}, 0
+    for r in recs:
+        if r["type"] == "system":
+            i += 1
+        elif r["type"] == "process" and r["cgroup"] == cgroup:
+            out.setdefault(r["pid"], []).append(
+                (i, r["overflow"], r.get("exited"), r["events"]["page-faults"]["raw"]))
+    return out
 
 
 def children_of(proc):
@@ -144,3 +169,106 @@ def test_overflow_stays_in_its_cgroup(recorder):
     ovf = [r for r in recs if r["type"] == "process" and r["overflow"]]
     assert ovf and {r["cgroup"] for r in ovf} == {cg.rel}, ovf[:3]
     assert system_stats(recs)[-1]["overflow_credits"] > 0
+
+
+def test_overflow_count_is_the_processes_that_found_the_map_full(recorder):
+    """The overflow count against ground truth: -m CAP, and 1 + N processes of
+    a cgroup (the workload and its N children) alive at once, each child
+    touching PAGES fresh pages and then sleeping until every child exists;
+    the workload waits in the cgroup, before its exec, until two reads have
+    passed, so that it has its entry first (entries are made at the reads'
+    folds, in the order of the per-CPU lists of threads that ran).
+    The counts map holds CAP + 1 entries, one of them the cgroup-less
+    overflow entry made at start, and nothing else enters it (-G: only the
+    cgroup's tasks are counted; no entry is freed while no process of the
+    cgroup has exited), so exactly K = 1 + N - CAP processes find it full:
+    overflow_processes, summed over the intervals, is K, and the 1 + N - K
+    others each have a row of their own with their work in it (tolerance 0:
+    both are counts of processes, not samples; at their exit every process
+    gets an exit row, with nothing in it for those that overflowed). The
+    overflowed children's work stays in their cgroup: its [overflow] row has
+    their page faults, between K x PAGES and K x (PAGES + 60) (a forked
+    child's own faults: its stack, the copy-on-write of what it writes, as
+    in test_12000_processes_each_their_own_row), and the cgroup's page faults
+    less the workload's own row are its children's (rusage, within
+    1% + 10)."""
+    cap, n, hold = 40, 100, 8
+    cg = Cgroup("scale", "ovfk")
+
+    gate_r, gate_w = os.pipe()
+
+    def enter_and_wait():
+        # the workload's entry before its first child's: it waits in the
+        # cgroup before its exec (a switch: its credit, folded into the map
+        # at the next read) until two reads have passed
+        cg.enter()
+        os.read(gate_r, 1)
+
+    def open_gate():
+        deadline = time.monotonic() + 60
+        with open(cg.path + "/cgroup.procs") as f:
+            while not f.read().strip() and time.monotonic() < deadline:
+                time.sleep(0.01)
+                f.seek(0)
+        try:
+            rec.wait_intervals(2)
+        finally:
+            os.write(gate_w, b"x")
+    try:
+        rec = recorder("-e", "page-faults", "-i", "0.5", "-m", str(cap), "-b", "all",
+                       "-G", cg.path)
+        rec.wait_intervals(1)
+        gate = threading.Thread(target=open_gate, daemon=True)
+        gate.start()
+        proc = subprocess.Popen([WORK, "fleet", str(n), str(PAGES), str(hold)],
+                                stdout=subprocess.PIPE, text=True, preexec_fn=enter_and_wait,
+                                pass_fds=(gate_r,))
+        gate.join(90)
+        kids = []
+        t0 = time.monotonic()
+        for line in proc.stdout:
+            kids.append(json.loads(line)["child"])
+            if len(kids) == n:
+                break
+        forked_in = time.monotonic() - t0
+        # every child alive at once: none has exited (hold s after its start)
+        alive = [k for k in kids if task_state(k) not in (None, "Z", "X")]
+        if len(alive) < n:
+            proc.kill()
+            proc.wait()
+            pytest.skip("the host took %.1f s to fork %d children: %d had exited already, "
+                        "so the map's entries were not held by live processes only"
+                        % (forked_in, n, n - len(alive)))
+        report = json.loads(proc.stdout.readline())
+        proc.wait()
+        time.sleep(0.2)
+        rec.wait_intervals(2)
+        recs = rec.stop()
+    finally:
+        for fd in (gate_r, gate_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        cg.remove()
+    k = 1 + n - cap
+    rows = [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == cg.rel]
+    assert rows, [r for r in recs if r["type"] == "cgroup"][:3]
+    counted = sum(r["overflow_processes"] for r in rows)
+    own = {r["pid"] for r in recs if r["type"] == "process" and r["cgroup"] == cg.rel
+           and not r["overflow"] and not r.get("exited") and r["events"]["page-faults"]["raw"]}
+    assert counted == k, (counted, k, len(own))
+    assert len(own) == 1 + n - k, (len(own), 1 + n - k, rows_by_pid(recs, cg.rel))
+    assert report["pid"] in own and own <= set(kids) | {report["pid"]}, (
+        report["pid"], rows_by_pid(recs, cg.rel).get(report["pid"]), own)
+    ovf = sum(r["events"]["page-faults"]["raw"] for r in recs
+              if r["type"] == "process" and r["overflow"] and r["cgroup"] == cg.rel)
+    assert k * PAGES <= ovf <= k * (PAGES + 60), (ovf, k)
+    # the children's faults all happen in the cgroup (the workload's began
+    # before it entered it, as python's child): the cgroup's less the
+    # workload's own row are the children's (wait4's rusage)
+    parent = sum(r["events"]["page-faults"]["raw"] for r in recs
+                 if r["type"] == "process" and r["pid"] == report["pid"])
+    got = sum(r["events"]["page-faults"]["raw"] for r in rows) - parent
+    truth = report["children_faults"]
+    assert abs(got - truth) <= 0.01 * truth + 10, (got, truth)

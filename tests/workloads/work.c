@@ -605,6 +605,7 @@ int main(int argc, char **argv)
 				_exit(0);
 			}
 			printf("{\"child\":%d}\n", pid);
+			fflush(stdout); /* each child's line as it is forked */
 		}
 		while (wait(NULL) > 0)
 			;
