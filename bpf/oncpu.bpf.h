@@ -57,9 +57,10 @@ static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 
  * not followed, and on_switch() moves that point forward at the first
  * switch of every tick). The span's time is then the task's own time on the
  * CPU since it switched in, as the scheduler recorded it, the rest of the
- * span going to the task the CPU saw switch in (span_owner()), and its
- * counters get the delta since that point (other tasks' counts of at most
- * the last span before it). Returns 0 when the span is exact. (Crediting
+ * span going to the task the CPU saw switch in (span_owner(); nobody's when
+ * the filter leaves that task out), and the counters' deltas since that
+ * point are split between them in proportion to time (attribute()). Returns
+ * 0 when the span is exact. (Crediting
  * the whole span to the task leaving, as without a filter before, put
  * 0.1-0.3% too much in a cgroup of churning threads against its cpu.stat.)
  *
