@@ -21,9 +21,12 @@
 #define SHARE_SHIFT 20
 #define SHARE_ONE   (1ULL << SHARE_SHIFT)
 
-static __always_inline __u64 share_of(__u64 v, __u64 share)
+/* mine/span of d (mine < span) */
+static __always_inline __u64 share_of(__u64 d, __u64 mine, __u64 span)
 {
-	return (v >> SHARE_SHIFT) * share + (((v & (SHARE_ONE - 1)) * share) >> SHARE_SHIFT);
+	__u64 share = (mine << SHARE_SHIFT) / span;
+
+	return (d >> SHARE_SHIFT) * share + (((d & (SHARE_ONE - 1)) * share) >> SHARE_SHIFT);
 }
 
 /*
@@ -41,8 +44,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				      __u64 runtime, __u64 know, __u64 ran)
 {
 	struct bpf_perf_event_value v;
-	__u64 span, mine, kspan, kmine, lim, share = SHARE_ONE;
-	__u64 switches = st->pend_nvcsw + st->pend_nivcsw;
+	__u64 span, mine, kspan, kmine, lim, switches = st->pend_nvcsw + st->pend_nivcsw;
 	__u32 i;
 
 	if (now < st->last_ns)
@@ -71,8 +73,6 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 	 */
 	if (!rest && st->span_want)
 		mine = span;
-	if (mine < span)
-		share = (mine << SHARE_SHIFT) / span;
 	if (c && st->valid) {
 		c->n[PMBPF_N_ONCPU_NS] += kmine;
 		c->n[PMBPF_N_NVCSW] += st->pend_nvcsw;
@@ -153,21 +153,24 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				rest->ev[i].enabled += span - mine;
 				rest->ev[i].running += span - mine;
 			}
-		} else if (c && st->valid && share < SHARE_ONE) {
-			__u64 dv = v.counter - st->last[i].value;
-			__u64 de = v.enabled - st->last[i].enabled;
-			__u64 dr = v.running - st->last[i].running;
-			__u64 mv = share_of(dv, share), me = share_of(de, share);
-			__u64 mr = share_of(dr, share);
+		} else if (c && st->valid && mine < span) {
+			__u64 d, m;
 
-			c->ev[i].value += mv;
-			c->ev[i].enabled += me;
-			c->ev[i].running += mr;
-			if (rest) {
-				rest->ev[i].value += dv - mv;
-				rest->ev[i].enabled += de - me;
-				rest->ev[i].running += dr - mr;
-			}
+			d = v.counter - st->last[i].value;
+			m = share_of(d, mine, span);
+			c->ev[i].value += m;
+			if (rest)
+				rest->ev[i].value += d - m;
+			d = v.enabled - st->last[i].enabled;
+			m = share_of(d, mine, span);
+			c->ev[i].enabled += m;
+			if (rest)
+				rest->ev[i].enabled += d - m;
+			d = v.running - st->last[i].running;
+			m = share_of(d, mine, span);
+			c->ev[i].running += m;
+			if (rest)
+				rest->ev[i].running += d - m;
 		} else if (c && st->valid) {
 			c->ev[i].value += v.counter - st->last[i].value;
 			c->ev[i].enabled += v.enabled - st->last[i].enabled;

@@ -311,3 +311,20 @@ def assert_wakeup_mode(recs, mode):
         assert all(isinstance(w, int) for w in wakeups), wakeups
     elif os.path.exists("/proc/self/schedstat"):
         assert all(w is None for w in wakeups), wakeups
+
+
+@pytest.fixture(params=["rest", "busy"])
+def host(request):
+    """The host at rest (as the other tests leave it), or busy: a spinner per CPU
+    and a fork storm, outside the cgroups measured (tests/test_oncpu.py,
+    tests/test_filter.py)."""
+    procs = []
+    if request.param == "busy":
+        for _ in range(os.cpu_count()):
+            procs.append(subprocess.Popen([WORK, "spin", "60"], stdout=subprocess.DEVNULL))
+        procs.append(subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"],
+                                      stdout=subprocess.DEVNULL))
+    yield request.param
+    for p in procs:
+        p.kill()
+        p.wait()

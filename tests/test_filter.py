@@ -72,9 +72,13 @@ def steal_s():
     return int(fields[8]) / os.sysconf("SC_CLK_TCK")
 
 
-@pytest.mark.parametrize("run", range(3))
-def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
-    """2,000 short-lived processes a minute in a filtered cgroup (issue 18's scenario):
+@pytest.mark.parametrize("run", range(2))
+def test_churn_in_filtered_cgroup_matches_cpu_stat(run, host):
+    """2,000 short-lived processes a minute in a filtered cgroup (issue 18's scenario),
+    the host at rest and busy (conftest's host: a spinner per CPU and a fork storm;
+    busy, a span of the cgroup's whose switch-in was not seen once took the other
+    tasks' time and counts since the last attribution point, up to a tick's:
+    task-clock +4-6% over perf's, page faults +3-5% over the unfiltered path's):
     CPU time within 0.5% of the cgroup's cpu.stat, as without the filter in the same
     run (tests/test_oncpu.py); task-clock within 1% of perf's task-clock for the same
     cgroup in the same run (perf stat -a -G), and not above cpu.stat; page faults within
@@ -83,7 +87,7 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     spawner's own rusage includes faults from before it entered the cgroup)."""
     if not shutil.which("perf"):
         pytest.skip("perf (linux-perf) is not installed: deploy/install-deps.sh installs it")
-    cg = Cgroup("filter", f"churn{run}")
+    cg = Cgroup("filter", f"churn{run}{host}")
     try:
         rec = Filtered(cg, ["task-clock", "page-faults"])
         ref = Filtered(cg, ["task-clock", "page-faults"], filtered=False)
@@ -120,6 +124,12 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run):
     value = got["task-clock"] / 1e9
     assert abs(value - perf_s) <= TOLERANCE * perf_s + base_err, \
         (value, perf_s, truth_s, ru, unfiltered)
+    # and not above the unfiltered path's figure for the same cgroup: with the
+    # filter pmbpf follows fewer tasks, and a span whose switch-in it did not
+    # see gets the task's own run time, not the other tasks' since the last
+    # attribution point (before: +0.03% to +0.72% at rest, +4-6% with the host
+    # busy; after: at most +0.07% in 12 runs, load 3-12)
+    assert value <= unfiltered["task-clock"] / 1e9 * 1.003 + 0.001, (value, unfiltered, perf_s)
     # not above cpu.stat, but for the host's steal time: task-clock's spans
     # hold it, the scheduler's task clock does not (seen under load: 1.0044 s
     # against cpu.stat's 0.9918 s); /proc/stat's, of all CPUs, one tick a CPU

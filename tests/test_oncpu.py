@@ -9,7 +9,6 @@ several recorders on the same work at once (unfiltered, -G, -p, --threads,
 -i 1 and -i 5), each compared with the kernel's figure of the same work.
 """
 import json
-import os
 import subprocess
 import time
 
@@ -41,22 +40,6 @@ def start_all(*recs):
     for r in recs:
         r.wait_started()
     time.sleep(0.2)
-
-
-@pytest.fixture(params=["rest", "busy"])
-def host(request):
-    """The host at rest (as the other tests leave it), or busy: a spinner per CPU
-    and a fork storm, outside the cgroups measured."""
-    procs = []
-    if request.param == "busy":
-        for _ in range(os.cpu_count()):
-            procs.append(subprocess.Popen([WORK, "spin", "60"], stdout=subprocess.DEVNULL))
-        procs.append(subprocess.Popen(["sh", "-c", "while :; do /bin/true; done"],
-                                      stdout=subprocess.DEVNULL))
-    yield request.param
-    for p in procs:
-        p.kill()
-        p.wait()
 
 
 def assert_close(got, truth, what):
