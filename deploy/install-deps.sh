@@ -35,6 +35,15 @@ if [ -z "$missing" ]; then
 	exit 0
 fi
 echo "install-deps: installing$missing"
+# No package lists (a container image) or lists without these packages: read
+# them first, rather than a screen of "Unable to locate package". Lists old
+# enough that the archive has dropped a version fail the download: read them
+# then, and once more.
+# shellcheck disable=SC2086
+if ! apt-get install -s -q --no-install-recommends $missing >/dev/null 2>&1; then
+	echo "install-deps: apt-get update (the package lists lack some of these)"
+	apt-get update -q
+fi
 # shellcheck disable=SC2086
 if ! apt-get install -y -q --no-install-recommends $missing; then
 	apt-get update -q

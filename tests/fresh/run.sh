@@ -1,0 +1,143 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The README's first commands on a fresh Debian 12: a copy of the committed
+# tree (git archive HEAD, as a user has "a copy of this tree") in a copy of a
+# minimal debootstrapped root (apt-get, bash, coreutils: no make, git, sudo,
+# man), then in a chroot on this kernel, exactly as the README says:
+# ./deploy/install-deps.sh, make run (ARGS="-c 2": two intervals), make unit,
+# and the setup's own tests (tests/test_install.py, through make test). Prints
+# each step's time, the disk the root grew by, PASS/FAIL lines; exits 1 if a
+# step fails. Usage:
+#
+#   run.sh [--no-lists]    (make freshtest; --no-lists: no apt package lists,
+#                           as in a container image: install-deps.sh reads them)
+#
+# The base root is tests/deb/run.sh's, $PMBPF_VM_CACHE/rootfs-bookworm-minbase
+# (made once if missing); each run works on a copy under $TMPDIR, removed at
+# the end. Needs root, the Debian archive and about 2 GB. A policy-rc.d in the
+# copy keeps packages from starting daemons (prometheus) in the host's
+# namespaces: a real host would start them.
+set -eu
+
+no_lists=0
+case ${1:-} in
+--no-lists) no_lists=1 ;;
+"") ;;
+*)
+	echo "usage: run.sh [--no-lists]" >&2
+	exit 2
+	;;
+esac
+cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
+mirror=${PMBPF_VM_MIRROR:-http://deb.debian.org/debian}
+base=$cache/rootfs-bookworm-minbase
+stamp="bookworm minbase v1"
+tree=$(cd "$(dirname "$0")/../.." && pwd)
+if [ "$(id -u)" -ne 0 ]; then
+	echo "freshtest: needs root (debootstrap, chroot, mounts)" >&2
+	exit 2
+fi
+PATH=$PATH:/usr/sbin:/sbin
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }'; }
+t_all=$(now)
+npass=0
+nfail=0
+pass() { npass=$((npass + 1)); echo "  PASS $*"; }
+fail() { nfail=$((nfail + 1)); echo "  FAIL $*"; }
+
+if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$stamp" ]; then
+	echo "freshtest: debootstrap --variant=minbase bookworm (once, about 2 minutes)"
+	rm -rf "$base" "$base.tmp"
+	mkdir -p "$cache"
+	if ! debootstrap --variant=minbase bookworm "$base.tmp" "$mirror" >"$base.log" 2>&1; then
+		tail -n 20 "$base.log" >&2
+		exit 1
+	fi
+	mv "$base.tmp" "$base"
+	echo "$stamp" >"$base.stamp"
+fi
+
+root=$(mktemp -d "${TMPDIR:-/var/tmp}/pmbpf-freshtest.XXXXXX")
+cleanup() {
+	umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
+	# Never into the host's /sys or /dev if an unmount failed.
+	if grep -q " $root/" /proc/self/mountinfo; then
+		echo "freshtest: $root still has mounts: left in place" >&2
+	else
+		rm -rf --one-file-system "$root"
+	fi
+}
+trap cleanup EXIT
+cp -a "$base/." "$root/"
+if [ "$no_lists" = 1 ]; then
+	rm -rf "$root/var/lib/apt/lists"
+	mkdir -p "$root/var/lib/apt/lists/partial"
+fi
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod +x "$root/usr/sbin/policy-rc.d"
+git -C "$tree" archive --prefix=pmbpf/ HEAD | tar -x -C "$root/root"
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys"
+mount --make-rslave "$root/sys"
+mount --rbind /dev "$root/dev"
+mount --make-rslave "$root/dev"
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+in_tree() {
+	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 TERM=dumb sh -c "cd /root/pmbpf && $1"
+}
+mb() { du -sxm "$1" | cut -f1; }
+absent=
+for c in make git sudo man gcc; do
+	in_tree "command -v $c" >/dev/null && absent="$absent $c"
+done
+size0=$(mb "$root")
+echo "freshtest: $(git -C "$tree" rev-parse --short HEAD) in a copy of $base (${size0} MB$([ "$no_lists" = 1 ] && echo ", no package lists"))"
+if [ -n "$absent" ]; then
+	fail base "the base root has$absent: not a fresh minbase root"
+fi
+
+# The log of each step is in the root while it lives; its tail is printed on failure.
+step() {
+	local name=$1 cmd=$2 t rc=0
+	t=$(now)
+	in_tree "$cmd" >"$root/tmp/$name.log" 2>&1 || rc=$?
+	secs=$(since "$t")
+	if [ "$rc" -ne 0 ]; then
+		fail "$name" "'$cmd': exit $rc after $secs s"
+		tail -n 30 "$root/tmp/$name.log" | sed 's/^/    | /'
+	fi
+	return "$rc"
+}
+
+if step install ./deploy/install-deps.sh; then
+	pkgs=$(grep -c '^Setting up' "$root/tmp/install.log" || true)
+	got=$(sed -n 's/^Need to get \(.*\) of archives.*/\1/p' "$root/tmp/install.log" | tail -n 1)
+	pass install "./deploy/install-deps.sh: $pkgs packages ($got downloaded) in $secs s;" \
+		"the root grew by $(($(mb "$root") - size0)) MB ($(mb "$root/var/cache/apt/archives") MB of them" \
+		"downloaded packages: apt-get clean)"
+else
+	echo "freshtest: $npass passed, $nfail failed, $(since "$t_all") s"
+	exit 1
+fi
+if step run 'make run ARGS="-c 2"'; then
+	n=$(grep -c 'interval .* processes' "$root/tmp/run.log" || true)
+	if [ "$n" = 2 ] && grep -q '^ *[0-9]* pmbpf ' "$root/tmp/run.log"; then
+		pass run "make run ARGS=\"-c 2\" (build and 2 intervals of pmbpf record) in $secs s"
+	else
+		fail run "make run: $n intervals, or no row of pmbpf itself"
+		head -n 20 "$root/tmp/run.log" | sed 's/^/    | /'
+	fi
+fi
+if step unit 'make unit'; then
+	pass unit "make unit: $(awk '/ passed, [0-9]+ failed/ { p += $1 } END { print p }' "$root/tmp/unit.log") checks in $secs s"
+fi
+if step setup-tests 'make test PYTEST_ARGS="-k test_install"'; then
+	pass setup-tests "make test PYTEST_ARGS=\"-k test_install\": $(grep -o '[0-9]* passed[^=]*' "$root/tmp/setup-tests.log" | tail -n 1)in $secs s"
+fi
+
+echo "freshtest: $npass passed, $nfail failed, $(since "$t_all") s"
+[ "$nfail" -eq 0 ]
