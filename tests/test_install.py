@@ -7,18 +7,24 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+import time
 
 import pytest
 
-from conftest import BUILD, PMBPF, ROOT
+from conftest import BUILD, PMBPF, ROOT, WORK, needs_root
 
 COMPLETION = os.path.join(ROOT, "deploy", "pmbpf.bash-completion")
 
 
+def readme_text():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        return f.read()
+
+
 def readme_block(heading):
     """The command lines of the first ```sh block after a README heading."""
-    with open(os.path.join(ROOT, "README.md")) as f:
-        text = f.read()
+    text = readme_text()
     start = text.index(heading)
     block = re.search(r"```sh\n(.*?)```", text[start:], re.S).group(1)
     return [line.split("#")[0].strip() for line in block.splitlines() if line.split("#")[0].strip()]
@@ -164,3 +170,133 @@ def test_deb_failure_names_its_log(tmp_path):
     with open(log) as f:
         assert "a build step failed here" in f.read()
     assert "a build step failed here" in p.stdout  # its end, shown
+
+
+def readme_usage():
+    """Per command, the options the README's usage synopsis names (not its comments)."""
+    text = readme_text()
+    block = re.search(r"```\n(.*?)```", text[text.index("## Usage"):], re.S).group(1)
+    usage, cmd = {}, None
+    for line in block.splitlines():
+        code = line.split("  # ")[0]
+        m = re.match(r"pmbpf (\w+)", code)
+        if m:
+            cmd = m.group(1)
+        usage.setdefault(cmd, set()).update(
+            re.findall(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)", code))
+    return usage
+
+
+def test_readme_usage_names_real_options():
+    """Every command has a line in the README's synopsis, and every option it
+    names is one that command's --help describes."""
+    usage = readme_usage()
+    out = subprocess.run([PMBPF, "help"], capture_output=True, text=True).stdout
+    assert set(usage) == set(re.findall(r"^  ([a-z]+) ", out, re.M)) - {"version", "help"}
+    for cmd, opts in usage.items():
+        p = subprocess.run([PMBPF, cmd, "--help"], capture_output=True, text=True)
+        known = set(re.findall(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9-]*)", p.stdout + p.stderr))
+        assert opts and opts <= known, f"pmbpf {cmd}: {sorted(opts - known)} not in its --help"
+
+
+def readme_examples(start):
+    """(command, output lines) of each README example whose command starts with
+    START and that shows what it prints."""
+    found = []
+    for cmd, out in re.findall(r"```\n\$ (pmbpf [^\n]*)\n(.*?)```", readme_text(), re.S):
+        if cmd.startswith(start) and not out.startswith("$ "):
+            found.append((cmd, out.rstrip("\n").split("\n")))
+    return found
+
+
+def shape(line):
+    """A line of output with its figures, times and widths left out."""
+    return re.sub(r"\d+(\.\d+)?", "N", " ".join(line.split()))
+
+
+no_pmu = pytest.mark.skipif(os.path.exists("/sys/bus/event_source/devices/cpu"),
+                            reason="the README's examples are from a host without a hardware PMU")
+
+
+@needs_root
+@no_pmu
+def test_readme_record_examples_are_what_record_prints():
+    """The README's `pmbpf record ... -c 1` examples, run here: their
+    messages, the interval line and the column titles are what pmbpf prints
+    today (the rows are that host's; -G of a cgroup this host lacks is left out)."""
+    examples = [(c, o) for c, o in readme_examples("pmbpf record ") if " -c 1" in c]
+    assert len(examples) >= 4, examples
+    for cmd, out in examples:
+        cmd = re.sub(r" -G \S+", "", cmd).replace("pmbpf ", PMBPF + " ", 1)
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, cmd + "\n" + p.stderr
+        said = [line for line in out if line.startswith("pmbpf: ")]
+        # more lines may follow on a busy host (late intervals)
+        assert p.stderr.splitlines()[:len(said)] == said, cmd
+        table = out[len(said):]
+        got = p.stdout.split("\n")
+        assert table[0] == got[0] == "", f"{cmd}: a blank line before each interval"
+        assert shape(table[1]) == shape(got[1]), cmd
+        assert table[2] == got[2], f"{cmd}: column titles"
+
+
+@needs_root
+@no_pmu
+def test_readme_error_and_stat_examples_are_what_pmbpf_prints():
+    """The README's unknown-event line (up to the first suggestion: the others
+    tie, in the order of this host's tracefs) and its stat examples, line by
+    line but for the figures."""
+    (cmd, out), = readme_examples("pmbpf record -e syscalls:")
+    p = subprocess.run([PMBPF] + cmd.split()[1:], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and not p.stdout
+    first = out[0].index("', ") + 1
+    assert p.stderr.startswith(out[0][:first]), p.stderr
+    assert p.stderr.endswith("? (pmbpf list shows every name)\n"), p.stderr
+    examples = readme_examples("pmbpf stat ")
+    assert len(examples) >= 2, examples
+    for cmd, out in examples:
+        cmd = cmd.replace("pmbpf ", PMBPF + " ", 1).replace("./build/workloads/work", WORK)
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert p.returncode == 0, cmd + "\n" + p.stderr
+        got = p.stderr.replace(WORK, "./build/workloads/work").rstrip("\n").split("\n")
+        if out[0].startswith("pmbpf: metric topdown: not supported on this host ("):
+            # the CPU it names is the host's
+            assert got[0].startswith(out[0][:out[0].index("(")]), got[0]
+            out, got = out[1:], got[1:]
+        assert [shape(line) for line in got] == [shape(line) for line in out], cmd
+
+
+TOP_SIZE = (120, 45)  # the terminal of the README's pmbpf top screen
+
+
+@needs_root
+@no_pmu
+@pytest.mark.skipif(shutil.which("tmux") is None,
+                    reason="tmux is not installed (./deploy/install-deps.sh installs it)")
+def test_readme_top_screen_is_what_top_shows():
+    """`pmbpf top` in a terminal of the README's size: its header (events,
+    the no-PMU lines), the sort line, the column titles and the keys are the
+    README's, figures aside."""
+    text = readme_text()
+    screen = re.search(r"```\n(pmbpf top .*?)```", text, re.S).group(1).rstrip("\n").split("\n")
+    assert max(map(len, screen)) <= TOP_SIZE[0]
+    sock = os.path.join(tempfile.gettempdir(), f"pmbpf-readme-{os.getpid()}.tmux")
+    tmux = ["tmux", "-S", sock, "-f", "/dev/null"]
+    subprocess.run(tmux + ["new-session", "-d", "-x", str(TOP_SIZE[0]), "-y", str(TOP_SIZE[1]),
+                           f"{PMBPF} top; sleep 60"], check=True)
+    try:
+        end = time.time() + 30
+        while True:
+            got = subprocess.run(tmux + ["capture-pane", "-p"], capture_output=True, text=True,
+                                 check=True).stdout.rstrip("\n").split("\n")
+            if any(re.match(r" +PID ", line) for line in got) or time.time() > end:
+                break
+            time.sleep(0.2)
+    finally:
+        subprocess.run(tmux + ["kill-server"], capture_output=True)
+    title = next(i for i, line in enumerate(screen) if re.match(r" +PID ", line))
+    # the first line (time, host, kernel) and the counts of processes are this host's
+    fixed = [shape(line) for line in screen[1:title] if " processes, " not in line]
+    assert [shape(line) for line in got[1:title] if " processes, " not in line] == fixed
+    assert got[title] == screen[title]
+    assert got[-1] == screen[-1], "the keys"
