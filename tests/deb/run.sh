@@ -12,62 +12,19 @@
 #   run.sh DEB            (make debtest builds the .deb and runs this)
 #
 # The base root is kept in $PMBPF_VM_CACHE/rootfs-bookworm-minbase (debootstrap
-# --variant=minbase, about 2 minutes once); each run works on a copy under
-# $TMPDIR. Needs root and the Debian archive. Prints PASS/FAIL lines, exits 1
+# --variant=minbase, about 2 minutes once; root.sh); each run works on a copy
+# under $TMPDIR. Needs root and the Debian archive. Prints PASS/FAIL lines, exits 1
 # if any check fails.
 set -eu
 
 deb=${1:?usage: run.sh DEB}
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
-cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
-mirror=${PMBPF_VM_MIRROR:-http://deb.debian.org/debian}
-base=$cache/rootfs-bookworm-minbase
-stamp="bookworm minbase v1"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "debtest: needs root (debootstrap, chroot, mounts)" >&2
-	exit 2
-fi
-PATH=$PATH:/usr/sbin:/sbin
-
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+tag=debtest
+# shellcheck source=tests/deb/root.sh
+. "$(dirname "$0")/root.sh"
 t_all=$(now)
-npass=0
-nfail=0
-pass() { npass=$((npass + 1)); echo "  PASS $*"; }
-fail() { nfail=$((nfail + 1)); echo "  FAIL $*"; }
-
-if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$stamp" ]; then
-	echo "debtest: debootstrap --variant=minbase bookworm (once, about 2 minutes)"
-	rm -rf "$base" "$base.tmp"
-	mkdir -p "$cache"
-	if ! debootstrap --variant=minbase bookworm "$base.tmp" "$mirror" >"$base.log" 2>&1; then
-		tail -n 20 "$base.log" >&2
-		exit 1
-	fi
-	mv "$base.tmp" "$base"
-	echo "$stamp" >"$base.stamp"
-fi
-
-root=$(mktemp -d "${TMPDIR:-/var/tmp}/pmbpf-debtest.XXXXXX")
-cleanup() {
-	umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
-	# Never into the host's /sys or /dev if an unmount failed.
-	if grep -q " $root/" /proc/self/mountinfo; then
-		echo "debtest: $root still has mounts: left in place" >&2
-	else
-		rm -rf --one-file-system "$root"
-	fi
-}
-trap cleanup EXIT
 t=$(now)
-cp -a "$base/." "$root/"
-mount -t proc proc "$root/proc"
-mount --rbind /sys "$root/sys"
-mount --make-rslave "$root/sys"
-mount --rbind /dev "$root/dev"
-mount --make-rslave "$root/dev"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+fresh_root
 cp "$deb" "$root/tmp/"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 name=$(basename "$deb")

@@ -13,9 +13,9 @@
 #   run.sh [--no-lists]    (make freshtest; --no-lists: no apt package lists,
 #                           as in a container image: install-deps.sh reads them)
 #
-# The base root is tests/deb/run.sh's, $PMBPF_VM_CACHE/rootfs-bookworm-minbase
-# (made once if missing); each run works on a copy under $TMPDIR, removed at
-# the end. Needs root, the Debian archive and about 2 GB. A policy-rc.d in the
+# The base root is make debtest's, $PMBPF_VM_CACHE/rootfs-bookworm-minbase
+# (made once if missing: tests/deb/root.sh); each run works on a copy under
+# $TMPDIR, removed at the end. Needs root, the Debian archive and about 2 GB. A policy-rc.d in the
 # copy keeps packages from starting daemons (prometheus) in the host's
 # namespaces: a real host would start them.
 set -eu
@@ -29,49 +29,12 @@ case ${1:-} in
 	exit 2
 	;;
 esac
-cache=${PMBPF_VM_CACHE:-$HOME/.cache/pmbpf-vm}
-mirror=${PMBPF_VM_MIRROR:-http://deb.debian.org/debian}
-base=$cache/rootfs-bookworm-minbase
-stamp="bookworm minbase v1"
 tree=$(cd "$(dirname "$0")/../.." && pwd)
-if [ "$(id -u)" -ne 0 ]; then
-	echo "freshtest: needs root (debootstrap, chroot, mounts)" >&2
-	exit 2
-fi
-PATH=$PATH:/usr/sbin:/sbin
-
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.0f", b - a }'; }
+tag=freshtest
+# shellcheck source=tests/deb/root.sh
+. "$tree/tests/deb/root.sh"
 t_all=$(now)
-npass=0
-nfail=0
-pass() { npass=$((npass + 1)); echo "  PASS $*"; }
-fail() { nfail=$((nfail + 1)); echo "  FAIL $*"; }
-
-if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$stamp" ]; then
-	echo "freshtest: debootstrap --variant=minbase bookworm (once, about 2 minutes)"
-	rm -rf "$base" "$base.tmp"
-	mkdir -p "$cache"
-	if ! debootstrap --variant=minbase bookworm "$base.tmp" "$mirror" >"$base.log" 2>&1; then
-		tail -n 20 "$base.log" >&2
-		exit 1
-	fi
-	mv "$base.tmp" "$base"
-	echo "$stamp" >"$base.stamp"
-fi
-
-root=$(mktemp -d "${TMPDIR:-/var/tmp}/pmbpf-freshtest.XXXXXX")
-cleanup() {
-	umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
-	# Never into the host's /sys or /dev if an unmount failed.
-	if grep -q " $root/" /proc/self/mountinfo; then
-		echo "freshtest: $root still has mounts: left in place" >&2
-	else
-		rm -rf --one-file-system "$root"
-	fi
-}
-trap cleanup EXIT
-cp -a "$base/." "$root/"
+fresh_root
 if [ "$no_lists" = 1 ]; then
 	rm -rf "$root/var/lib/apt/lists"
 	mkdir -p "$root/var/lib/apt/lists/partial"
@@ -79,12 +42,6 @@ fi
 printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
 chmod +x "$root/usr/sbin/policy-rc.d"
 git -C "$tree" archive --prefix=pmbpf/ HEAD | tar -x -C "$root/root"
-mount -t proc proc "$root/proc"
-mount --rbind /sys "$root/sys"
-mount --make-rslave "$root/sys"
-mount --rbind /dev "$root/dev"
-mount --make-rslave "$root/dev"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
 in_tree() {
 	chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 TERM=dumb sh -c "cd /root/pmbpf && $1"
