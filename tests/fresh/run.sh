@@ -73,7 +73,10 @@ step() {
 if step install ./deploy/install-deps.sh; then
 	pkgs=$(grep -c '^Setting up' "$root/tmp/install.log" || true)
 	got=$(sed -n 's/^Need to get \(.*\) of archives.*/\1/p' "$root/tmp/install.log" | tail -n 1)
-	update=$(grep -q '^install-deps: apt-get update' "$root/tmp/install.log" && echo ", lists read first")
+	update=
+	if grep -q '^install-deps: apt-get update' "$root/tmp/install.log"; then
+		update=", lists read first"
+	fi
 	pass install "./deploy/install-deps.sh: $pkgs packages ($got downloaded$update) in $secs s;" \
 		"the root grew by $(($(mb "$root") - size0)) MB ($(mb "$root/var/cache/apt/archives") MB of them" \
 		"downloaded packages: apt-get clean)"
