@@ -8,7 +8,19 @@
 # $PMBPF_VM_CACHE/rootfs-bookworm-minbase, debootstrap --variant=minbase,
 # made once, about 2 minutes) with this host's /proc, /sys and /dev mounted
 # and its resolv.conf, unmounted and removed at exit. Needs root.
+#
+# The script runs again in a mount namespace of its own (unshare), so that
+# the root's mounts are never seen on the host, where they were a second
+# cgroup2 mount that perf -G took for the host's (a test's perf kept the copy
+# busy, and it was left behind), and go when the script ends, whatever happens.
 : "${tag:?set by the script that sources root.sh}"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "$tag: needs root (debootstrap, chroot, mounts)" >&2
+	exit 2
+fi
+if [ -z "${PMBPF_ROOT_NS:-}" ]; then
+	PMBPF_ROOT_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+fi
 
 PATH=$PATH:/usr/sbin:/sbin
 now() { date +%s.%N; }
@@ -24,10 +36,6 @@ fresh_root() {
 	local stamp="bookworm minbase v1"
 
 	base=$cache/rootfs-bookworm-minbase
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "$tag: needs root (debootstrap, chroot, mounts)" >&2
-		exit 2
-	fi
 	if [ ! -d "$base" ] || [ "$(cat "$base.stamp" 2>/dev/null)" != "$stamp" ]; then
 		echo "$tag: debootstrap --variant=minbase bookworm (once, about 2 minutes)"
 		rm -rf "$base" "$base.tmp"
@@ -51,7 +59,8 @@ fresh_root() {
 }
 
 fresh_root_remove() {
-	umount -R "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
+	# lazily: only this namespace has them
+	umount -R -l "$root/dev" "$root/sys" "$root/proc" 2>/dev/null || true
 	# Never into the host's /sys or /dev if an unmount failed.
 	if grep -q " $root/" /proc/self/mountinfo; then
 		echo "$tag: $root still has mounts: left in place" >&2
