@@ -201,11 +201,14 @@ def test_pinned_busy_loop_steady(recorder, tmp_path):
         if not rows:
             continue  # (kept off its CPU: seen once, at load 7)
         got = rows[0]["cpu_pct"]
-        # the records' times are to the ms: 2 ms in 500 ms
-        assert got >= 40 and abs(got - truth) <= 1.5, (got, truth)
+        # the records' times are to the ms: 2 ms in 500 ms; and each is taken
+        # within its collection, whose flush may be up to its length (poll_ms)
+        # away: a busy host stretches it (load 50: 2-9 points off with 1.5)
+        slack = 1.5 + (prev["poll_ms"] + end["poll_ms"]) / (t1 - t0) * 1e6 * 100
+        assert got >= 40 and abs(got - truth) <= slack, (got, truth, slack)
         # task-clock (per second of the interval) against the same ground truth
         tc = rows[0]["events"]["task-clock"]["raw"] / end["interval_s"] / 1e9 * 100
-        assert abs(tc - truth) <= 1.5, (tc, truth)
+        assert abs(tc - truth) <= slack, (tc, truth, slack)
         checked += 1
     assert checked >= 3, checked
 
@@ -403,7 +406,6 @@ def test_eight_counters_at_once(recorder):
     rec.wait_intervals(1)
     recs = rec.stop()
     assert [r["state"] for r in recs if r["type"] == "event"] == ["counting"] * 8
-    rows = rec.rows(truth["pid"])
     pf = rec.total(truth["pid"], "page-faults")
     assert pf == rec.total(truth["pid"], "minor-faults") + rec.total(truth["pid"], "major-faults")
     assert 5000 <= pf <= 5000 + 200
