@@ -5,14 +5,15 @@
 # has (sh, apt-get, dpkg, coreutils); it installs make.
 #
 # One package list: what builds pmbpf, then what its tests, man pages and
-# package (make deb, tests/test_install.py) use. Append new ones anywhere.
+# package (make deb, tests/test_install.py) and the README's commands (curl)
+# use. Append new ones anywhere.
 set -eu
 
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev pkg-config
 libncurses-dev libdw-dev libiberty-dev libmicrohttpd-dev libsystemd-dev libcap-dev
 linux-perf python3 python3-pytest python3-yaml libc6-dbg util-linux procps tmux
 libxml2-utils binutils
-prometheus
+prometheus curl
 systemd man-db groff-base bash
 build-essential debhelper dpkg-dev lintian debootstrap
 libclang-rt-14-dev"

@@ -5,8 +5,9 @@
 # tree (git archive HEAD, as a user has "a copy of this tree") in a copy of a
 # minimal debootstrapped root (apt-get, bash, coreutils: no make, git, sudo,
 # man), then in a chroot on this kernel, exactly as the README says:
-# ./deploy/install-deps.sh, make run (ARGS="-c 2": two intervals), make unit,
-# and the setup's own tests (tests/test_install.py, through make test). Prints
+# ./deploy/install-deps.sh (after which the commands of the README's command
+# blocks are there), make run (ARGS="-c 2": two intervals), make unit, and
+# the set-up's own tests (tests/test_install.py, through make test). Prints
 # each step's time, the disk the root grew by, PASS/FAIL lines; exits 1 if a
 # step fails. Usage:
 #
@@ -88,6 +89,18 @@ if step install ./deploy/install-deps.sh; then
 else
 	echo "freshtest: $npass passed, $nfail failed, $(since "$t_all") s"
 	exit 1
+fi
+# what the README's command blocks run (sudo aside: "where it is installed")
+cmds=$(awk '/^```sh$/ { b = 1; next } /^```$/ { b = 0 } b && NF { print $1 == "sudo" ? $2 : $1 }' \
+	"$tree/README.md" | grep -v -e '^\./' -e '^pmbpf$' | sort -u | tr '\n' ' ')
+lacking=
+for c in $cmds; do
+	in_tree "command -v $c" >/dev/null || lacking="$lacking $c"
+done
+if [ -z "$lacking" ]; then
+	pass commands "the README's command blocks' commands are installed: $cmds"
+else
+	fail commands "the README's command blocks run$lacking, not installed"
 fi
 if step run 'make run ARGS="-c 2"'; then
 	n=$(grep -c 'interval .* processes' "$root/tmp/run.log" || true)
