@@ -294,6 +294,8 @@ def test_readme_top_screen_is_what_top_shows():
             time.sleep(0.2)
     finally:
         subprocess.run(tmux + ["kill-server"], capture_output=True)
+    assert any(re.match(r" +PID ", line) for line in got), "no column titles in 30 s:\n" + \
+        "\n".join(got)
     title = next(i for i, line in enumerate(screen) if re.match(r" +PID ", line))
     # the first line (time, host, kernel) and the counts of processes are this host's
     fixed = [shape(line) for line in screen[1:title] if " processes, " not in line]
