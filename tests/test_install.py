@@ -3,6 +3,7 @@
 no make, git, sudo or man; CI runs the README's commands; bash completion
 offers commands, options, events, cgroups and PIDs from pmbpf itself.
 (The .deb is tested in a fresh Debian root by make debtest, tests/deb/.)"""
+import json
 import os
 import re
 import shutil
@@ -302,3 +303,25 @@ def test_readme_top_screen_is_what_top_shows():
     assert [shape(line) for line in got[1:title] if " processes, " not in line] == fixed
     assert got[title] == screen[title]
     assert got[-1] == screen[-1], "the keys"
+
+
+@needs_root
+def test_readme_delays_example_reads_what_record_writes():
+    """The README's 'who delayed whom' pipeline, on the root cgroup while a
+    spinner holds CPU 0: it prints a line of the keys the README shows."""
+    (cmd, out), = re.findall(r"```\n\$ (pmbpf record -o json -b cgroup \| .*?)\n(\{.*?)```",
+                             readme_text(), re.S)
+    cmd = cmd.replace("pmbpf record ", f"{PMBPF} record -c 1 ", 1).replace('"/demo-victim"', '"/"')
+    spin = subprocess.Popen(["taskset", "-c", "0", WORK, "spin", "4"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=60)
+    finally:
+        spin.kill()
+        spin.wait()
+    assert p.returncode == 0, p.stderr
+    want, got = json.loads(out), json.loads(p.stdout)
+    assert got["cgroup"] == "/" and got["runq_total_ns"] > 0, got
+    assert set(got) == set(want)
+    assert got["delayed_by"], "nothing delayed the root cgroup's tasks behind a spinner"
+    assert {frozenset(d) for d in got["delayed_by"]} == {frozenset(d) for d in want["delayed_by"]}
