@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, PMBPF, ROOT, WORK, needs_root
+from conftest import PMBPF, ROOT, WORK, needs_root
 
 COMPLETION = os.path.join(ROOT, "deploy", "pmbpf.bash-completion")
 
