@@ -367,8 +367,61 @@ static void test_host_cpu(void)
 	CHECK(host__cpu() == host__cpu());
 }
 
+static const __u64 *radix_keys;
+static size_t radix_nw;
+
+/* The stable order spelled out: by key, then by item number. */
+static int cmp_radix_ref(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b, w;
+
+	for (w = 0; w < radix_nw; w++) {
+		__u64 kx = radix_keys[x * radix_nw + w], ky = radix_keys[y * radix_nw + w];
+
+		if (kx != ky)
+			return kx < ky ? -1 : 1;
+	}
+	return x < y ? -1 : x > y;
+}
+
+static void test_radix_order(void)
+{
+	static __u64 keys[3 * 5000];
+	static size_t order[5000], ref[5000];
+	unsigned int seed = 42;
+	size_t n, i, trial;
+
+	/* keys as the refreshes have them: small pids, few cgroups, 64-bit ids, duplicates */
+	for (trial = 0; trial < 6; trial++) {
+		size_t nw = 1 + trial % 3;
+
+		n = trial == 0 ? 0 : trial == 1 ? 1 : 5000;
+		for (i = 0; i < n * nw; i++) {
+			__u64 r = (__u64)rand_r(&seed) << 31 ^ (__u64)rand_r(&seed);
+
+			keys[i] = i % nw == 0 ? r % 40000 : i % nw == 1 ? 0xabc000 + r % 3 : r;
+			if (trial == 5 && i % 7 == 0)
+				keys[i] = 12345; /* many equal keys: stability */
+		}
+		radix_keys = keys;
+		radix_nw = nw;
+		for (i = 0; i < n; i++)
+			ref[i] = i;
+		qsort(ref, n, sizeof(*ref), cmp_radix_ref);
+		CHECK(!radix__order(keys, nw, n, order));
+		CHECK(!memcmp(order, ref, n * sizeof(*order)));
+	}
+	/* every key equal: the item order */
+	for (i = 0; i < 100; i++)
+		keys[i] = 7;
+	CHECK(!radix__order(keys, 1, 100, order));
+	for (i = 0; i < 100; i++)
+		CHECK(order[i] == i);
+}
+
 int main(void)
 {
+	test_radix_order();
 	test_duration();
 	test_uint();
 	test_cpulist();

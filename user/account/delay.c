@@ -161,6 +161,7 @@ static int cmp_index(const void *a, const void *b, void *ctx)
 static int build_index(struct snapshot *snap)
 {
 	size_t i, n = snap->nr_delays;
+	__u64 *keys;
 	int side;
 
 	if (n > snap->cap_delay_index) {
@@ -173,13 +174,24 @@ static int build_index(struct snapshot *snap)
 		}
 		snap->cap_delay_index = n;
 	}
+	keys = n ? malloc(n * 2 * sizeof(*keys)) : NULL;
 	for (side = 0; side < 2 && n; side++) {
 		struct index_sort x = { snap->delays, side };
+		__u32 pid;
 
+		if (keys) {
+			for (i = 0; i < n; i++) {
+				side_key(&snap->delays[i], side, &keys[2 * i], &pid);
+				keys[2 * i + 1] = pid;
+			}
+			if (!radix__order(keys, 2, n, snap->delay_index[side]))
+				continue;
+		}
 		for (i = 0; i < n; i++)
 			snap->delay_index[side][i] = i;
 		qsort_r(snap->delay_index[side], n, sizeof(size_t), cmp_index, &x);
 	}
+	free(keys);
 	return 0;
 }
 
@@ -215,6 +227,63 @@ static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32
 	*hi = a;
 }
 
+/*
+ * The sorts of each refresh by radix__order() (as qsort's, stably; no
+ * comparison calls): a->cur by key_cmp()'s order, in place; idx = snap's
+ * rows by cmp_row_ptr()'s. -ENOMEM: nothing done (qsort then).
+ */
+static int sort_states(struct delay_acct *a)
+{
+	size_t i, n = a->nr_cur, *order = malloc(n * sizeof(*order));
+	__u64 *keys = malloc(n * 4 * sizeof(*keys));
+	struct pair_state *sorted = malloc(a->cap_cur * sizeof(*sorted));
+	int err = -ENOMEM;
+
+	if (order && keys && sorted) {
+		for (i = 0; i < n; i++) {
+			const struct pmbpf_delay_key *k = &a->cur[i].k;
+
+			keys[4 * i] = k->tgid;
+			keys[4 * i + 1] = k->cgroup_id;
+			keys[4 * i + 2] = k->by_tgid;
+			keys[4 * i + 3] = k->by_cgroup_id;
+		}
+		err = radix__order(keys, 4, n, order);
+	}
+	if (!err) {
+		for (i = 0; i < n; i++)
+			sorted[i] = a->cur[order[i]];
+		free(a->cur);
+		a->cur = sorted;
+		sorted = NULL;
+	}
+	free(sorted);
+	free(keys);
+	free(order);
+	return err;
+}
+
+static int sort_rows(const struct snapshot *snap, struct proc_row **idx)
+{
+	size_t i, n = snap->nr_rows, *order = malloc(n * sizeof(*order));
+	__u64 *keys = malloc(n * 2 * sizeof(*keys));
+	int err = -ENOMEM;
+
+	if (order && keys) {
+		for (i = 0; i < n; i++) {
+			keys[2 * i] = snap->rows[i].pid;
+			keys[2 * i + 1] = snap->rows[i].cgroup_id;
+		}
+		err = radix__order(keys, 2, n, order);
+	}
+	if (!err)
+		for (i = 0; i < n; i++)
+			idx[i] = &snap->rows[order[i]];
+	free(keys);
+	free(order);
+	return err;
+}
+
 int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
@@ -228,15 +297,17 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 	snap->delays_on = true;
 	a->nr_dead = 0;
 	/* qsort takes no NULL array, even an empty one (C11 7.22.5) */
-	if (a->nr_cur > 1)
+	if (a->nr_cur > 1 && sort_states(a))
 		qsort(a->cur, a->nr_cur, sizeof(*a->cur), cmp_state);
 	if (snap->nr_rows) {
 		idx = malloc(snap->nr_rows * sizeof(*idx));
 		if (!idx)
 			return -ENOMEM;
-		for (i = 0; i < snap->nr_rows; i++)
-			idx[i] = &snap->rows[i];
-		qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
+		if (sort_rows(snap, idx)) {
+			for (i = 0; i < snap->nr_rows; i++)
+				idx[i] = &snap->rows[i];
+			qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
+		}
 	}
 	for (i = 0, w = 0; i < a->nr_cur; i++) {
 		struct pair_state *c = &a->cur[i];

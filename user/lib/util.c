@@ -493,3 +493,38 @@ void *array__room(void *arr, size_t nr, size_t *cap, size_t size)
 		*cap = c;
 	return arr;
 }
+
+int radix__order(const __u64 *keys, size_t nw, size_t n, size_t *order)
+{
+	size_t *tmp, *src = order, *dst, i, w, b, pos, count[256];
+
+	tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	dst = tmp;
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (w = nw; w-- > 0;) {
+		for (b = 0; b < 64; b += 8) {
+			memset(count, 0, sizeof(count));
+			for (i = 0; i < n; i++)
+				count[(keys[src[i] * nw + w] >> b) & 0xff]++;
+			if (!n || count[(keys[src[0] * nw + w] >> b) & 0xff] == n)
+				continue; /* every key has this byte: the order stands */
+			for (i = 0, pos = 0; i < 256; i++) {
+				size_t c = count[i];
+
+				count[i] = pos;
+				pos += c;
+			}
+			for (i = 0; i < n; i++)
+				dst[count[(keys[src[i] * nw + w] >> b) & 0xff]++] = src[i];
+			dst = src;
+			src = src == order ? tmp : order;
+		}
+	}
+	if (src != order)
+		memcpy(order, src, n * sizeof(*order));
+	free(tmp);
+	return 0;
+}

@@ -114,5 +114,14 @@ void text__fputs(const char *s, bool keep_lines, FILE *f);
  * to twice the size (64 at first) when full, or NULL (arr untouched).
  */
 void *array__room(void *arr, size_t nr, size_t *cap, size_t size);
+/*
+ * order[0..n) = the items 0..n-1 sorted by their keys, stably (equal keys
+ * keep their item order, as glibc's merge sort does): item i's key is the
+ * nw words keys[i * nw .. i * nw + nw - 1], the most significant first. An
+ * LSD radix sort by bytes that skips a byte all keys share: linear in n,
+ * no comparison calls (the refreshes sort 10,000s of rows and pairs).
+ * -ENOMEM when its scratch cannot be had (order is then untouched).
+ */
+int radix__order(const __u64 *keys, size_t nw, size_t n, size_t *order);
 
 #endif
