@@ -171,7 +171,7 @@ def test_overflow_stays_in_its_cgroup(recorder):
     assert system_stats(recs)[-1]["overflow_credits"] > 0
 
 
-def test_overflow_count_is_the_processes_that_found_the_map_full(recorder):
+def test_overflow_count_ground_truth(recorder):
     """The overflow count against ground truth: -m CAP, and 1 + N processes of
     a cgroup (the workload and its N children) alive at once, each child
     touching PAGES fresh pages and then sleeping until every child exists;

@@ -652,7 +652,7 @@ static const struct figure overflow_figure = {
 	.prom = "overflow_processes_total",
 	.prom_cgroup_only = true,
 	.tests =
-		"test_scale.py::test_overflow_stays_in_its_cgroup unit/test_top_view.c::test_overflow_mark",
+		"test_scale.py::test_overflow_stays_in_its_cgroup test_scale.py::test_overflow_count_ground_truth unit/test_top_view.c::test_overflow_mark",
 };
 
 const struct figure *catalog__overflow(void)
