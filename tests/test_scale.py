@@ -140,6 +140,12 @@ def test_overflow_stays_in_its_cgroup(recorder):
         tab = subprocess.Popen([PMBPF, "record", "-o", "table", "-e", "page-faults", "-i", "0.5",
                                 "-m", "64", "-b", "cgroup", "-G", cg.path],
                                stdout=table, stderr=subprocess.DEVNULL)
+        # its first interval printed: attached before the workload starts (a
+        # late start under load saw the children only at their exits)
+        deadline = time.monotonic() + 60
+        while not os.fstat(table.fileno()).st_size and time.monotonic() < deadline:
+            assert tab.poll() is None, "pmbpf record -o table exited %s" % tab.returncode
+            time.sleep(0.05)
         rec.wait_intervals(1)
         proc = subprocess.Popen([WORK, "fleet", "300", "100", "1"], stdout=subprocess.PIPE,
                                 text=True, preexec_fn=cg.enter)
