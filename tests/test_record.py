@@ -318,7 +318,13 @@ def test_context_switches_counted(recorder, attach):
                             "sleep", str(n), "500"], capture_output=True, text=True, check=True)
         ref = int(next(l for l in p.stderr.splitlines() if ",context-switches," in l)
                   .split(",")[0])
-        assert abs(got - ref) <= 5, (got, ref)
+        # another run of the same work: on a busy host each has its own
+        # preemptions (206 against 200 at load 50), so the involuntary switches,
+        # the kernel's for pmbpf's run and the workload's rusage for perf's, are
+        # left out of the comparison
+        perf_nivcsw = json.loads(p.stdout.splitlines()[-1])["nivcsw"]
+        assert abs((got - kernel["nonvoluntary_ctxt_switches"]) - (ref - perf_nivcsw)) <= 5, \
+            (got, kernel, ref, perf_nivcsw)
 
 
 def test_map_full_goes_to_overflow(recorder):

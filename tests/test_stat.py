@@ -103,7 +103,9 @@ def test_fork_heavy_switches_equal_the_kernels(tmp_path):
     truth = kids + own["nvcsw"] + own["nivcsw"]
     got = run["metrics"]["voluntary-switches"] + run["metrics"]["involuntary-switches"]
     assert got == run["metrics"]["context-switches"]
-    assert kids >= n, lines  # each child switches out at least at its end
+    # each child switches out at least at its end, but wait4 may reap one before
+    # that last switch is in its rusage (a child with 0, seen at load 50)
+    assert kids >= 0.95 * n, lines
     assert abs(got - (truth + 1)) <= 0.05 * n, (got, truth, kids)
 
 
