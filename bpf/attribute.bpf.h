@@ -3,10 +3,15 @@
  * attribute(): everything since a CPU's last attribution point (time,
  * switches, waits, counter deltas) to one entry.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_ATTRIBUTE_BPF_H
 #define __PMBPF_ATTRIBUTE_BPF_H
+
+#include "state.bpf.h"
+#include "oncpu.bpf.h"
+#include "counts.bpf.h"
 
 /*
  * A span whose switch-in this CPU did not see (runtime): its counters'

@@ -3,10 +3,14 @@
  * The counts map's entries (created here, overflow per cgroup), adding
  * counts, and where the rest of a span goes.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_COUNTS_BPF_H
 #define __PMBPF_COUNTS_BPF_H
+
+#include "state.bpf.h"
+#include "oncpu.bpf.h"
 
 /*
  * Look up, or create, the entry of task's process (--threads: of its

@@ -10,10 +10,14 @@
  * a task that was moved by the load balancer while it waited has its time
  * on the first CPU credited to the runners of the second.
  *
- * Included by pmbpf.bpf.c after its maps and stat_inc().
+ * Part of pmbpf.bpf.c. Includes the headers it uses (state.bpf.h: its knobs,
+ * maps and stat_inc()); vmlinux.h, bpf_helpers.h, bpf_core_read.h and
+ * bpf_tracing.h come first.
  */
 #ifndef __PMBPF_DELAY_BPF_H
 #define __PMBPF_DELAY_BPF_H
+
+#include "state.bpf.h"
 
 #define DELAY_RING  8 /* a power of 2 */
 #define DELAY_SLOTS 8 /* a power of 2 */

@@ -1,56 +1,25 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Who is monitored: -p (a process) and -G (a cgroup's subtree); a task's
- * cgroup and its timestamps.
+ * Who is monitored: -p (a process) and -G (a cgroup's subtree). The one
+ * filter of every object (pmbpf.bpf.c, profile.bpf.c, hot.bpf.c): its
+ * knobs are set by userspace before load; with neither, every task is.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Needs vmlinux.h, bpf_helpers.h and bpf_core_read.h included before it.
  */
 #ifndef __PMBPF_FILTER_BPF_H
 #define __PMBPF_FILTER_BPF_H
 
-/* The cgroup of a task in sched_switch: plain loads with tp_btf. */
-static __always_inline __u64 task_cgroup_id(struct task_struct *t, const bool btf)
-{
-	return btf ? t->cgroups->dfl_cgrp->kn->id : BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
-}
+#include "core_fixes.bpf.h"
 
-static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create, const bool btf)
-{
-	struct task_ts zero = {}, *ts;
-	__u32 pid;
+const volatile __u32 filter_tgid = 0;
+const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
+const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
-	if (btf)
-		return (struct task_ts *)bpf_task_storage_get(
-			&task_ts_storage, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	pid = BPF_CORE_READ(t, pid);
-	ts = bpf_map_lookup_elem(&task_ts_hash, &pid);
-	if (ts || !create)
-		return ts;
-	bpf_map_update_elem(&task_ts_hash, &pid, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&task_ts_hash, &pid);
-}
-
-/* The id of cg's ancestor at level (cg itself at its own level). */
-static __always_inline __u64 cgroup_ancestor_id(struct cgroup *cg, __u32 level)
-{
-	struct cgroup___new *cg_new = (void *)cg;
-	struct cgroup___old *cg_old = (void *)cg;
-	struct cgroup *anc = NULL;
-	__u64 id = 0;
-
-	if (bpf_core_field_exists(cg_new->ancestors)) {
-		bpf_probe_read_kernel(&anc, sizeof(anc),
-				      (void *)cg + bpf_core_field_offset(cg_new->ancestors) +
-					      level * sizeof(anc));
-		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
-	}
-	bpf_probe_read_kernel(&id, sizeof(id),
-			      (void *)cg + bpf_core_field_offset(cg_old->ancestor_ids) +
-				      level * sizeof(id));
-	return id;
-}
-
-/* In the subtree of filter_cgroup_id: its ancestor at the filter's level is the filter cgroup. */
+/*
+ * In the subtree of filter_cgroup_id: its ancestor at the filter's level is
+ * the filter cgroup (what bpf_current_task_under_cgroup() tests, for any
+ * task, without a cgroup array map). btf: t is a trusted pointer.
+ */
 static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool btf)
 {
 	struct cgroup *cg;
@@ -63,6 +32,7 @@ static __always_inline bool in_cgroup_filter(struct task_struct *t, const bool b
 	return cgroup_ancestor_id(cg, level) == filter_cgroup_id;
 }
 
+/* Whether t (of process tgid) is monitored. */
 static __always_inline bool wanted(struct task_struct *t, __u32 tgid, const bool btf)
 {
 	if (filter_tgid && tgid != filter_tgid)

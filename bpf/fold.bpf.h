@@ -5,10 +5,16 @@
  * ran list and before each read; exit records; the fold and drain
  * iterators (programs) that userspace runs before each read.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_FOLD_BPF_H
 #define __PMBPF_FOLD_BPF_H
+
+#include "state.bpf.h"
+#include "oncpu.bpf.h"
+#include "counts.bpf.h"
+#include "attribute.bpf.h"
 
 static long sum_cpu(__u32 cpu, void *ctx)
 {

@@ -3,10 +3,14 @@
  * On-CPU time from the scheduler's own figures (se.sum_exec_runtime),
  * and the spans whose switch-in was not seen.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_ONCPU_BPF_H
 #define __PMBPF_ONCPU_BPF_H
+
+#include "state.bpf.h"
+#include "rq_clock.bpf.h"
 
 /* The process and thread ids of current (prev at sched_switch): two loads on tp_btf, not a helper call. */
 static __always_inline void current_ids(struct task_struct *prev, __u32 *tgid, __u32 *pid,
@@ -82,7 +86,7 @@ static __always_inline __u64 unseen_span_runtime(struct cpu_state *st, struct ta
 	if (!st->valid || st->span_pid == pid)
 		return 0;
 	stat_inc(PMBPF_STAT_SPAN_UNMATCHED);
-	if (sched_info_kept && bpf_core_field_exists(t->sched_info)) {
+	if (sched_info_kept && TASK_HAS_SCHED_INFO(t)) {
 		arrival = btf ? t->sched_info.last_arrival :
 				BPF_CORE_READ(t, sched_info.last_arrival);
 		if (arrival)

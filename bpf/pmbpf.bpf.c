@@ -10,14 +10,15 @@
  * before each read (flush, run through BPF_PROG_TEST_RUN on that CPU).
  *
  * This file holds the programs (on_switch() and its four flavours, the
- * wakeup, exec, flush, rebase and cgroup-attach programs); one
- * concern per header, included in this order: core_fixes (struct flavours
- * of older kernels), state (knobs, per-CPU and per-thread state, maps),
- * rq_clock (the clock of every time figure), delay (--delays), filter (-p,
- * -G), oncpu (the scheduler's on-CPU time, unseen spans), counts (entries,
- * overflow), attribute (a span's credit), fold (task storage to the shared
- * map, exit records, the fold and drain iterators), span_end (the credit
- * of the task leaving, shared or per-CPU map), hot (--hot's sampler).
+ * wakeup, exec, flush, rebase and cgroup-attach programs); one concern per
+ * header, each including those it uses: core_fixes (every CO-RE guard,
+ * with the kernel commit it guards), state (knobs, per-CPU and per-thread
+ * state, maps), rq_clock (the clock of every time figure), delay
+ * (--delays), filter (-p, -G), oncpu (the scheduler's on-CPU time, unseen
+ * spans), counts (entries, overflow), attribute (a span's credit), fold
+ * (task storage to the shared map, exit records, the fold and drain
+ * iterators), span_end (the credit of the task leaving, shared or per-CPU
+ * map), hot (--hot's sampler; filter.bpf.h is shared with profile.bpf.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -32,8 +33,6 @@
 #define TASK_DEAD	     0x80
 #define TASK_NOLOAD	     0x400
 #define TASK_RTLOCK_WAIT     0x1000
-#define PF_EXITING	     0x4
-#define EEXIST		     17
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -340,8 +339,8 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 /*
  * sched_switch passes prev_state since 5.18 (commit fa2c3254d7cf,
  * "sched/tracing: Don't re-read p->state when emitting sched_switch
- * event"); before, the programs read it from the task, whose field was
- * state until 5.14 (commit 2f064a59a11f, "sched: Change task_struct::state").
+ * event"); before, the programs read it from the task (get_task_state(),
+ * core_fixes.bpf.h).
  * The fourth argument is only touched where it exists: the verifier drops
  * the other branch, and with it the access beyond the tracepoint's arguments.
  */
@@ -353,9 +352,7 @@ static __always_inline unsigned int switch_prev_state(unsigned long long *ctx)
 
 	if (switch_has_prev_state)
 		return ctx[3];
-	if (bpf_core_field_exists(prev->__state))
-		return BPF_CORE_READ(prev, __state);
-	return BPF_CORE_READ((struct task_struct___old *)prev, state);
+	return get_task_state(prev);
 }
 
 #define SWITCH_ARGS(ctx) (bool)(ctx)[0], (void *)(ctx)[1], (void *)(ctx)[2], switch_prev_state(ctx)

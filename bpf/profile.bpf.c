@@ -17,24 +17,21 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "profile.h"
+#include "filter.bpf.h"
 
 #define EFAULT 14
 #define EEXIST 17
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile __u32 filter_tgid = 0;
-const volatile __u32 filter_cgroup = 0; /* 1: only tasks under cgroup_filter[0] */
 /* --call-graph dwarf: bytes of user stack copied per sample (0: frame pointers) */
 const volatile __u32 stack_size = 0;
-
-/* The cgroup whose subtree is profiled when filter_cgroup is set. */
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroup_filter SEC(".maps");
+/*
+ * With -G, nothing passes until userspace sets this (profile -- COMMAND:
+ * once the command is stopped before its exec, as perf counts from the
+ * exec); the filter itself (filter.bpf.h) is set before load.
+ */
+volatile bool filter_open = false;
 
 /* User and kernel stacks by id; only added to, read by userspace at the end. */
 struct {
@@ -114,13 +111,12 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 		*v += n;
 }
 
-static __always_inline bool wanted(__u32 tgid)
+/* The current task (of process tgid) is profiled: the filter of every object. */
+static __always_inline bool current_wanted(__u32 tgid)
 {
-	if (filter_tgid && tgid != filter_tgid)
+	if (filter_cgroup_id && !filter_open)
 		return false;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
-		return false;
-	return true;
+	return wanted((struct task_struct *)bpf_get_current_task(), tgid, false);
 }
 
 static __always_inline void check_stack_id(__s32 id)
@@ -289,7 +285,7 @@ static __always_inline int sample_task(void *ctx)
 	__u32 tgid = id >> 32;
 	struct task_struct *task;
 
-	if (!wanted(tgid))
+	if (!current_wanted(tgid))
 		return 0;
 	stat_add(PROFILE_STAT_SAMPLES, 1);
 	if (stack_size) {
@@ -325,7 +321,7 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct
 	__u32 pid = id, tgid = id >> 32;
 
 	/* prev is current here: its stacks are the ones it blocks with. */
-	if (pid && wanted(tgid)) {
+	if (pid && current_wanted(tgid)) {
 		st.ts = now;
 		key_fill(&st.key, ctx, tgid);
 		if (bpf_map_update_elem(&starts, &pid, &st, BPF_ANY))

@@ -3,10 +3,14 @@
  * The run-queue clock: the clock every time figure is read on, at
  * wakeups, switches and flushes.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_RQ_CLOCK_BPF_H
 #define __PMBPF_RQ_CLOCK_BPF_H
+
+#include "core_fixes.bpf.h"
+#include "state.bpf.h"
 
 /*
  * The clock of every time figure (on-CPU, off-CPU, run-queue waits, the
@@ -75,20 +79,6 @@ struct {
 	__type(value, struct wake_clock);
 } wake_clocks SEC(".maps");
 
-/* The run queue p is on. btf: p is a trusted pointer (plain loads). */
-static __always_inline struct rq *task_rq(struct task_struct *p, const bool btf)
-{
-	struct cfs_rq *cfs;
-
-	if (bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
-		if (btf)
-			return p->se.cfs_rq->rq;
-		return BPF_CORE_READ(p, se.cfs_rq, rq);
-	}
-	cfs = BPF_CORE_READ(p, se.cfs_rq);
-	return (struct rq *)((void *)cfs - bpf_core_field_offset(struct rq, cfs));
-}
-
 /*
  * CPU hotplug: a run queue is offline from the CPU's deactivation as it goes
  * down (sched_cpu_deactivate()) to its reactivation once back
@@ -103,7 +93,7 @@ static __always_inline struct rq *task_rq(struct task_struct *p, const bool btf)
  */
 static __always_inline bool rq_offline(struct task_struct *idle, const bool btf)
 {
-	if (btf && bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+	if (btf && CFS_RQ_HAS_RQ)
 		return !task_rq(idle, btf)->online;
 	return !BPF_CORE_READ(task_rq(idle, btf), online);
 }
@@ -119,7 +109,7 @@ static __always_inline __u64 task_rq_clock(struct task_struct *p, __u32 *cpu, co
 {
 	struct rq *rq = task_rq(p, btf);
 
-	if (btf && bpf_core_field_exists(((struct cfs_rq *)0)->rq)) {
+	if (btf && CFS_RQ_HAS_RQ) {
 		if (cpu)
 			*cpu = rq->cpu;
 		return rq->clock;
@@ -165,7 +155,7 @@ static __always_inline __u64 wakeup_clock(struct task_struct *p, const bool btf)
  */
 static __always_inline __u64 task_queued(struct task_struct *p, __u64 *run_delay, const bool btf)
 {
-	if (!bpf_core_field_exists(p->sched_info))
+	if (!TASK_HAS_SCHED_INFO(p))
 		return 0;
 	if (btf) {
 		*run_delay = p->sched_info.run_delay;

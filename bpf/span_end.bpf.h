@@ -4,10 +4,17 @@
  * through the shared counts map (shared_span_end()) or the per-CPU one
  * (percpu_span_end()).
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_SPAN_END_BPF_H
 #define __PMBPF_SPAN_END_BPF_H
+
+#include "state.bpf.h"
+#include "oncpu.bpf.h"
+#include "counts.bpf.h"
+#include "attribute.bpf.h"
+#include "fold.bpf.h"
 
 #define SPAN_WANT 0x1 /* the task leaving is monitored */
 #define SPAN_DEAD 0x2 /* and this is its last switch */

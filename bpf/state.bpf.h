@@ -3,10 +3,17 @@
  * The programs' knobs (rodata set by userspace before load), the state they
  * keep per CPU and per thread, their maps, and the self statistics.
  *
- * Part of pmbpf.bpf.c: included there, in this order, after what it uses.
+ * Part of pmbpf.bpf.c. Includes the headers it uses; vmlinux.h, bpf_helpers.h,
+ * bpf_core_read.h and bpf_tracing.h come first.
  */
 #ifndef __PMBPF_STATE_BPF_H
 #define __PMBPF_STATE_BPF_H
+
+#include "pmbpf.h"
+
+/* Kernel constants vmlinux.h does not carry (macros, not types) */
+#define PF_EXITING 0x4 /* task_struct::flags: in do_exit() */
+#define EEXIST	   17
 
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
@@ -54,9 +61,6 @@ const volatile bool sched_info_kept = false;
  * record at every thread's last switch; no deferral between threads.
  */
 const volatile bool per_thread = false;
-const volatile __u32 filter_tgid = 0;
-const volatile __u64 filter_cgroup_id = 0; /* only tasks in this cgroup's subtree */
-const volatile __u32 filter_cgroup_level = 0; /* its depth: root is 0 */
 
 /*
  * Counter fds, index (bank * nr_events + event) * nr_cpus + cpu; filled by
@@ -319,6 +323,29 @@ static __always_inline void stat_add(__u32 idx, __u64 n)
 static __always_inline void stat_inc(__u32 idx)
 {
 	stat_add(idx, 1);
+}
+
+/* The cgroup of a task in sched_switch: plain loads with tp_btf. */
+static __always_inline __u64 task_cgroup_id(struct task_struct *t, const bool btf)
+{
+	return btf ? t->cgroups->dfl_cgrp->kn->id : BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
+/* A thread's timestamps: task storage on tp_btf, else by pid; created if create. */
+static __always_inline struct task_ts *ts_get(struct task_struct *t, bool create, const bool btf)
+{
+	struct task_ts zero = {}, *ts;
+	__u32 pid;
+
+	if (btf)
+		return (struct task_ts *)bpf_task_storage_get(
+			&task_ts_storage, t, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	pid = BPF_CORE_READ(t, pid);
+	ts = bpf_map_lookup_elem(&task_ts_hash, &pid);
+	if (ts || !create)
+		return ts;
+	bpf_map_update_elem(&task_ts_hash, &pid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&task_ts_hash, &pid);
 }
 
 #endif /* __PMBPF_STATE_BPF_H */

@@ -391,7 +391,7 @@ static void announce(const struct profile_opts *o)
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_opts o = {};
-	struct profile p = { .o = &o, .cgroup_fd = -1 };
+	struct profile p = { .o = &o };
 	struct cmdrun run = { .pidfd = -1 };
 	struct folded *lines = NULL;
 	size_t nr_lines = 0, i;

@@ -57,7 +57,17 @@ static int load(struct bpfload *bl, void *ctx)
 	if (err)
 		return err;
 	skel->rodata->filter_tgid = o->pid;
-	skel->rodata->filter_cgroup = o->cgroup ? 1 : 0;
+	if (o->cgroup) {
+		/* the switch object's filter (filter.bpf.h): the cgroup's id and depth */
+		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
+		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
+		if (!skel->rodata->filter_cgroup_id) {
+			err = -errno;
+			pr_err("cannot read cgroup %s: %s\n", o->cgroup, strerror(-err));
+			profile_bpf__destroy(skel);
+			return err;
+		}
+	}
 	if (o->dwarf) {
 		skel->rodata->stack_size = o->dwarf_size;
 		bpf_map__set_max_entries(skel->maps.ustacks, ustacks_ring_size(o->dwarf_size));
@@ -177,8 +187,6 @@ void profile__close(struct profile *p)
 	bpfload__detach(&p->bl);
 	ring_buffer__free(p->rb);
 	profile_bpf__destroy(p->skel);
-	if (p->cgroup_fd >= 0)
-		close(p->cgroup_fd);
 	symbolizer__free(p->sym);
 	dwarf_free(&p->dw);
 	free(p->links);
@@ -312,21 +320,7 @@ static int on_ustack(void *ctx, void *data, size_t len)
 
 int profile__set_cgroup_filter(struct profile *p)
 {
-	__u32 zero = 0;
-	int err;
-
-	p->cgroup_fd = open(p->o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p->cgroup_fd < 0) {
-		err = -errno;
-		pr_err("cannot open cgroup %s: %s\n", p->o->cgroup, strerror(-err));
-		return err;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(p->skel->maps.cgroup_filter), &zero, &p->cgroup_fd,
-				BPF_ANY)) {
-		err = -errno;
-		pr_err("%s is not a cgroup v2 directory: %s\n", p->o->cgroup, strerror(-err));
-		return err;
-	}
+	p->skel->bss->filter_open = true;
 	return 0;
 }
 

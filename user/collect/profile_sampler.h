@@ -110,7 +110,6 @@ struct profile {
 	struct ring_buffer *rb;
 	struct symbolizer *sym;
 	struct dwarf_state dw;
-	int cgroup_fd;
 	__u64 stats[PROFILE_STAT_NR];
 };
 
