@@ -18,7 +18,8 @@
  * spans), counts (entries, overflow), attribute (a span's credit), fold
  * (task storage to the shared map, exit records, the fold and drain
  * iterators), span_end (the credit of the task leaving, shared or per-CPU
- * map), hot (--hot's sampler; filter.bpf.h is shared with profile.bpf.c).
+ * map). --hot's sampler is an object of its own (hot.bpf.c), as the
+ * profiler's (profile.bpf.c); the three share filter.bpf.h.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -609,5 +610,3 @@ int BPF_PROG(attach_raw, struct cgroup *dst, const char *path, struct task_struc
 {
 	return on_cgroup_attach(BPF_CORE_READ(task, tgid));
 }
-
-#include "hot.bpf.h"

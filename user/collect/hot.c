@@ -11,7 +11,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "pmbpf.h"
+#include "hot.skel.h"
 #include "bpfload.h"
+#include "cgroup.h"
 #include "hot.h"
 #include "symbolize.h"
 #include "util.h"
@@ -31,6 +33,7 @@ struct hot_known {
 };
 
 struct hot {
+	struct hot_bpf *skel;
 	int nr_cpus;
 	int *fds;
 	struct bpf_link **links;
@@ -45,14 +48,41 @@ struct hot {
 	int err;
 };
 
-int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz, const bool *online,
+/* Open and load the sampler's object (bpf/hot.bpf.c) with the filter's knobs. */
+static int hot_load(struct hot *h, __u32 tgid, const char *cgroup)
+{
+	int err;
+
+	h->skel = hot_bpf__open();
+	err = bpfload__opened(h->skel);
+	if (err)
+		return err;
+	h->skel->rodata->filter_tgid = tgid;
+	if (cgroup) {
+		h->skel->rodata->filter_cgroup_id = cgroup__id_of(cgroup);
+		h->skel->rodata->filter_cgroup_level = cgroup__level(cgroup);
+	}
+	h->skel->rodata->hot_task_regs =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
+	err = hot_bpf__load(h->skel);
+	if (err)
+		pr_err("--hot: cannot load its BPF program: %s\n", strerror(-err));
+	return err;
+}
+
+int hot__open(struct hot **hp, __u32 hz, __u32 tgid, const char *cgroup, const bool *online,
 	      int nr_cpus)
 {
 	struct hot *h = calloc(1, sizeof(*h));
+	struct bpf_program *prog;
 	int cpu, err;
 
 	if (!h)
 		return -ENOMEM;
+	err = hot_load(h, tgid, cgroup);
+	if (err)
+		goto fail;
+	prog = h->skel->progs.hot_sample;
 	h->nr_cpus = nr_cpus;
 	h->fds = malloc(nr_cpus * sizeof(*h->fds));
 	h->links = calloc(nr_cpus, sizeof(*h->links));
@@ -63,7 +93,7 @@ int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz, c
 	}
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		h->fds[cpu] = -1;
-	err = map_reader__init(&h->reader, map_fd);
+	err = map_reader__init(&h->reader, bpf_map__fd(h->skel->maps.hot_ips));
 	if (err)
 		goto fail;
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -308,6 +338,7 @@ void hot__free(struct hot *h)
 		if (h->fds[i] >= 0)
 			close(h->fds[i]);
 	map_reader__free(&h->reader);
+	hot_bpf__destroy(h->skel);
 	symbolizer__free(h->sym);
 	samples_clear(h);
 	free(h->samples);

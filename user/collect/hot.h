@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * --hot: the hottest function of each process, from a low-rate per-CPU
- * cpu-clock sample (the hot_sample program counts user addresses per
- * process in the hot_ips map; here they become function names).
+ * cpu-clock sample (the hot_sample program of bpf/hot.bpf.c counts user
+ * addresses per process in the hot_ips map; here they become function
+ * names).
  */
 #ifndef __PMBPF_HOT_H
 #define __PMBPF_HOT_H
@@ -15,14 +16,15 @@
 #define HOT_MAX_HZ     999
 
 struct hot;
-struct bpf_program;
 
 #ifndef PMBPF_MINIMAL
 /*
- * Open a cpu-clock sampling event at hz on each online CPU and attach prog
- * to it; map_fd is its hot_ips map. Returns 0 or a negative errno (printed).
+ * Load the sampler (bpf/hot.bpf.c) for the process tgid and the cgroup
+ * subtree cgroup (0 and NULL: every task), open a cpu-clock sampling event
+ * at hz on each online CPU and attach it. Returns 0 or a negative errno
+ * (printed).
  */
-int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz, const bool *online,
+int hot__open(struct hot **hp, __u32 hz, __u32 tgid, const char *cgroup, const bool *online,
 	      int nr_cpus);
 /* Read and empty the map: each row of snap gets its process's hottest function. */
 int hot__collect(struct hot *h, struct snapshot *snap);
@@ -32,10 +34,10 @@ void hot__free(struct hot *h);
 #include "util.h"
 
 /* Static builds (the VM guests' record/stat/doctor) have no symbolizer (libdw). */
-static inline int hot__open(struct hot **hp, struct bpf_program *prog, int map_fd, __u32 hz,
+static inline int hot__open(struct hot **hp, __u32 hz, __u32 tgid, const char *cgroup,
 			    const bool *online, int nr_cpus)
 {
-	(void)prog, (void)map_fd, (void)hz, (void)online, (void)nr_cpus;
+	(void)hz, (void)tgid, (void)cgroup, (void)online, (void)nr_cpus;
 	*hp = NULL;
 	pr_err("--hot needs the full build (libdw, libiberty); this static build has no symbolizer\n");
 	return -EOPNOTSUPP;

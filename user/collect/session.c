@@ -233,15 +233,9 @@ static int load(struct bpfload *bl, void *ctx)
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
 	skel->rodata->per_thread = s->threads;
-	/* --hot's sampler and its map exist only with the option */
-	bpf_program__set_autoload(skel->progs.hot_sample, o->hot_hz != 0);
-	bpf_map__set_autocreate(skel->maps.hot_ips, o->hot_hz != 0);
 	/* without delays the pair map is made tiny (the program refers to it) */
 	skel->rodata->delay_on = s->delays_on;
 	bpf_map__set_max_entries(skel->maps.delays, s->delays_on ? DELAY_MAP_ENTRIES : 1);
-	skel->rodata->hot_task_regs =
-		o->hot_hz &&
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs, NULL) == 1;
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
@@ -523,8 +517,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 	if (o->hot_hz) {
-		err = hot__open(&s->hot, s->skel->progs.hot_sample,
-				bpf_map__fd(s->skel->maps.hot_ips), o->hot_hz, s->ctr.online,
+		err = hot__open(&s->hot, o->hot_hz, o->pid, o->cgroup, s->ctr.online,
 				s->ctr.nr_cpus);
 		if (err)
 			goto fail;

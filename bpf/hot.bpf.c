@@ -1,19 +1,22 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/*
- * --hot: its sampler and map (loaded only with the option).
- *
- * Part of pmbpf.bpf.c: included there, last.
- */
-#ifndef __PMBPF_HOT_BPF_H
-#define __PMBPF_HOT_BPF_H
-
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * --hot: a low-rate per-CPU cpu-clock sample counts the user address the
- * monitored process was at. Userspace reads and deletes the entries at each
- * collection. hot_task_regs (5.15+, bpf_task_pt_regs) lets a sample taken in
- * the kernel count where the process entered it; without it such a sample
- * counts as kernel (ip 0).
+ * monitored process was at. Its own object, loaded only with the option
+ * (user/collect/hot.c); the filter is the switch object's (filter.bpf.h),
+ * set from the same -p and -G. Userspace reads and deletes the entries at
+ * each collection. hot_task_regs (5.15+, bpf_task_pt_regs) lets a sample
+ * taken in the kernel count where the process entered it; without it such
+ * a sample counts as kernel (ip 0).
  */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "pmbpf.h"
+#include "filter.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
 const volatile bool hot_task_regs = false;
 
 struct {
@@ -55,5 +58,3 @@ int hot_sample(struct bpf_perf_event_data *ctx)
 		bpf_map_update_elem(&hot_ips, &key, &one, BPF_NOEXIST);
 	return 0;
 }
-
-#endif /* __PMBPF_HOT_BPF_H */
