@@ -28,13 +28,6 @@
 #include "pmbpf.h"
 #include "core_fixes.bpf.h"
 
-#define TASK_RUNNING	     0
-#define TASK_INTERRUPTIBLE   0x1
-#define TASK_UNINTERRUPTIBLE 0x2
-#define TASK_DEAD	     0x80
-#define TASK_NOLOAD	     0x400
-#define TASK_RTLOCK_WAIT     0x1000
-
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "state.bpf.h"

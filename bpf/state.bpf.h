@@ -12,8 +12,14 @@
 #include "pmbpf.h"
 
 /* Kernel constants vmlinux.h does not carry (macros, not types) */
-#define PF_EXITING 0x4 /* task_struct::flags: in do_exit() */
-#define EEXIST	   17
+#define TASK_RUNNING	     0 /* task states: sched_switch's prev_state */
+#define TASK_INTERRUPTIBLE   0x1
+#define TASK_UNINTERRUPTIBLE 0x2
+#define TASK_DEAD	     0x80
+#define TASK_NOLOAD	     0x400
+#define TASK_RTLOCK_WAIT     0x1000
+#define PF_EXITING	     0x4 /* task_struct::flags: in do_exit() */
+#define EEXIST		     17
 
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
