@@ -323,8 +323,7 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 		delay_switch(tgid, want ? cgid : bpf_get_current_cgroup_id(), next_tgid, next_cgid,
 			     next_want, has_lat, lat, now, btf);
 	next_sum = task_sum(next, btf);
-	switch_span_end(st, prev, ps, tgid, pid, cpu, cgid, now, raw,
-			(want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0), btf, sum_exits);
+	switch_span_end(st, prev, ps, tgid, pid, cpu, cgid, now, raw, want, dead, btf, sum_exits);
 	span_start(st, next, next_tgid, next_cgid, next_want, next_sum, off, part_state, part,
 		   migrated, lat, has_lat, btf);
 	return 0;

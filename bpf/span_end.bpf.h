@@ -200,30 +200,32 @@ static __always_inline void percpu_span_end(struct cpu_state *st, struct task_st
 }
 
 /*
- * At a switch: the span of the task leaving (prev, tgid and pid; ps its task
- * storage on tp_btf) ends now (know: on the scheduler's clock), in cgroup
- * cgid. switch_btf with counts_shared: the common case inline
- * (shared_span_end_fast()), else shared_span_end(); otherwise the per-CPU
- * map's percpu_span_end().
+ * At a switch: the span of the task leaving (prev, tgid and pid; want: it
+ * is monitored, dead: its last switch; ps its task storage on tp_btf) ends
+ * now (know: on the scheduler's clock), in cgroup cgid. switch_btf with
+ * counts_shared: the common case inline (shared_span_end_fast()), else
+ * shared_span_end(); otherwise the per-CPU map's percpu_span_end().
  */
 static __always_inline void switch_span_end(struct cpu_state *st, struct task_struct *prev,
 					    struct task_state *ps, __u32 tgid, __u32 pid, __u32 cpu,
-					    __u64 cgid, __u64 now, __u64 know, __u32 span,
+					    __u64 cgid, __u64 now, __u64 know, bool want, bool dead,
 					    const bool btf, const bool sum_exits)
 {
 	/* sum_exits: switch_btf, loaded on 5.19 and later (shared_span_end()) */
 	if (btf && sum_exits && counts_shared) {
 		st->arg_sum = task_sum(prev, btf);
-		if (!(span & SPAN_WANT) || (span & SPAN_DEAD) ||
+		if (!want || dead ||
 		    !shared_span_end_fast(st, ps, tgid, pid, cpu, now, know, st->arg_sum)) {
 			st->arg_tgid = tgid;
 			st->arg_pid = pid;
-			shared_span_end(st, ps, now, know, span);
+			shared_span_end(st, ps, now, know,
+					(want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0));
 		}
 	} else {
 		st->arg_now = now;
 		st->arg_know = know;
-		percpu_span_end(st, prev, cgid, span, btf, sum_exits);
+		percpu_span_end(st, prev, cgid, (want ? SPAN_WANT : 0) | (dead ? SPAN_DEAD : 0),
+				btf, sum_exits);
 	}
 }
 
