@@ -35,6 +35,14 @@ int bpfload__load(struct bpfload *bl, bool try_tp_btf, bpfload_fn load, void *ct
 	return err;
 }
 
+__u64 bpfload__map_memlock(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	return file__key_u64(path, "memlock: %llu");
+}
+
 int bpfload__opened(const void *skel)
 {
 	int err = -errno;

@@ -48,6 +48,8 @@ typedef int (*bpfload_fn)(struct bpfload *bl, void *ctx);
  * or a negative errno; the messages have been printed.
  */
 int bpfload__load(struct bpfload *bl, bool try_tp_btf, bpfload_fn load, void *ctx);
+/* Kernel memory of a map (its fdinfo's memlock), 0 when not known. */
+__u64 bpfload__map_memlock(int fd);
 /* 0 for a skeleton that opened, else the message and a negative errno. */
 int bpfload__opened(const void *skel);
 /* Autoload the flavour bl->tp_btf of each pair that is not off, and neither of the others. */

@@ -326,6 +326,19 @@ out:
 	return err;
 }
 
+__u64 hot__map_bytes(const struct hot *h)
+{
+	const struct bpf_map *map;
+	__u64 total = 0;
+
+	bpf_object__for_each_map(map, h->skel->obj)
+	{
+		if (bpf_map__fd(map) >= 0)
+			total += bpfload__map_memlock(bpf_map__fd(map));
+	}
+	return total;
+}
+
 void hot__free(struct hot *h)
 {
 	int i;

@@ -26,6 +26,8 @@ struct hot;
  */
 int hot__open(struct hot **hp, __u32 hz, __u32 tgid, const char *cgroup, const bool *online,
 	      int nr_cpus);
+/* Kernel memory of the sampler's maps (memlock). */
+__u64 hot__map_bytes(const struct hot *h);
 /* Read and empty the map: each row of snap gets its process's hottest function. */
 int hot__collect(struct hot *h, struct snapshot *snap);
 void hot__free(struct hot *h);
@@ -46,6 +48,12 @@ static inline int hot__open(struct hot **hp, __u32 hz, __u32 tgid, const char *c
 static inline int hot__collect(struct hot *h, struct snapshot *snap)
 {
 	(void)h, (void)snap;
+	return 0;
+}
+
+static inline __u64 hot__map_bytes(const struct hot *h)
+{
+	(void)h;
 	return 0;
 }
 

@@ -521,6 +521,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 				s->ctr.nr_cpus);
 		if (err)
 			goto fail;
+		s->map_bytes += hot__map_bytes(s->hot); /* its own object's */
 	}
 	/* The first flush sets every CPU's starting point. */
 	err = flush_cpus(s);
@@ -804,14 +805,6 @@ __u32 session__default_max_procs(int possible_cpus, int nr_slots)
 }
 
 /* The kernel's own figure for a map: memlock in its fdinfo. */
-static __u64 map_memlock(int fd)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	return file__key_u64(path, "memlock: %llu");
-}
-
 int session__map_memory(const struct session *s, struct map_memory *out, int max,
 			__u64 *total_bytes)
 {
@@ -826,7 +819,7 @@ int session__map_memory(const struct session *s, struct map_memory *out, int max
 
 		if (fd < 0)
 			continue; /* not created on this kernel */
-		bytes = map_memlock(fd);
+		bytes = bpfload__map_memlock(fd);
 		total += bytes;
 		if (n < max) {
 			snprintf(out[n].name, sizeof(out[n].name), "%s", bpf_map__name(map));
