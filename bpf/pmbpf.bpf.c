@@ -48,20 +48,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "span_end.bpf.h"
 
-/* How prev left the CPU: enum off_state (the kernel's task_state_index(), folded). */
-static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
-{
-	if (preempt || prev_state == TASK_RUNNING)
-		return OFF_OTHER;
-	if (prev_state & TASK_UNINTERRUPTIBLE)
-		return prev_state & TASK_NOLOAD ? OFF_SLEEP : OFF_BLOCKED;
-	if (prev_state & TASK_INTERRUPTIBLE)
-		return OFF_SLEEP;
-	if (prev_state & TASK_RTLOCK_WAIT)
-		return OFF_BLOCKED;
-	return OFF_OTHER;
-}
-
 /*
  * Filtering, a switch between two unmonitored tasks: counters are read only
  * where a monitored task's span starts or ends, and at the first switch of

@@ -92,6 +92,20 @@ enum off_state {
 	OFF_NR,
 };
 
+/* How prev left the CPU: enum off_state (the kernel's task_state_index(), folded). */
+static __always_inline __u32 off_state(bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == TASK_RUNNING)
+		return OFF_OTHER;
+	if (prev_state & TASK_UNINTERRUPTIBLE)
+		return prev_state & TASK_NOLOAD ? OFF_SLEEP : OFF_BLOCKED;
+	if (prev_state & TASK_INTERRUPTIBLE)
+		return OFF_SLEEP;
+	if (prev_state & TASK_RTLOCK_WAIT)
+		return OFF_BLOCKED;
+	return OFF_OTHER;
+}
+
 /*
  * pend_* belong to the task that has run on this CPU since last_ns (or to
  * its process, across a same-process handoff): credited at the next
