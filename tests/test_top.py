@@ -395,7 +395,9 @@ def test_figures_sort_filter_resize_quit(pane, workbin):
         t.wait(lambda s: "[PAUSED]" in s[0] + s[1], what="pause")
         t.keys("Home")
         time.sleep(0.3)
-        s = t.screen()
+        # a screen read mid-redraw on a busy host had no status line yet
+        s = t.wait(lambda s: re.search(r"Shown: \d+ of", status(s)) and s,
+                   what="the status line after Home")
         first = table(s)[1][0]["PID"]
         total = int(re.search(r"Shown: (\d+) of", status(s)).group(1))
         if total > len(table(s)[1]) + 1:
