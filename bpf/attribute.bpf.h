@@ -19,7 +19,9 @@
  * to a tick's with a filter, whose unmonitored switches move the point only
  * once a tick). They are split in proportion to time, the task's share its
  * run time over the span, in units of 1/SHARE_ONE; the rest of each goes
- * where the rest of the span's time goes (rest), or to nobody. (Crediting
+ * where the rest of the span's time goes (rest), or to nobody. Not the
+ * switch count: its switches are the task's, as its voluntary and
+ * involuntary counts (which context-switches equals). (Crediting
  * all of it to the task put 3-5% too many page faults in a -G cgroup of
  * churning processes with the host busy: tests/test_filter.py.)
  */
@@ -158,7 +160,7 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				rest->ev[i].enabled += span - mine;
 				rest->ev[i].running += span - mine;
 			}
-		} else if (c && st->valid && mine < span) {
+		} else if (c && st->valid && mine < span && !ev_switches[i]) {
 			__u64 d, m;
 
 			d = v.counter - st->last[i].value;
