@@ -161,6 +161,11 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 				rest->ev[i].running += span - mine;
 			}
 		} else if (c && st->valid && mine < span && !ev_switches[i]) {
+			/*
+			 * value, enabled, running written out: a helper given
+			 * each field's address (rest's or NULL) made 6.1 refuse
+			 * switch_btf (a pointer select: "R3 invalid mem access")
+			 */
 			__u64 d, m;
 
 			d = v.counter - st->last[i].value;
