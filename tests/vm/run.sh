@@ -20,6 +20,11 @@
 #   amd64-cpus64    the same at 64 possible CPUs (not in the default set)
 #   amd64-smp32     6.1 with 32 vCPUs: kernel memory of the maps (not in the
 #                   default set: about a minute under TCG)
+#   amd64-big192    6.1, -smp 2,maxcpus=192: 20,000 live processes, 50,000
+#                   live threads under pmbpf record and record --threads:
+#                   a row each with its page faults, no overflow, the maps'
+#                   memory (issue 35; not in the default set: make vmtest-big)
+#   amd64-big2      the same at 2 possible CPUs (not in the default set)
 # -o DIR    build directory with the guest workloads (DIR/arm64, DIR/amd64;
 #           built with `make -f tests/vm/vm.mk` when missing; default build/vm)
 # --pmbpf-arm64, --pmbpf-x86 FILE
@@ -41,9 +46,12 @@ pmbpf_x86=
 limit=180
 keep=0
 all_suites="arm64-icount0 arm64-icount2 arm64-noicount amd64 amd64-5.10 amd64-6.12 amd64-cpus2 amd64-cpus192"
-extra_suites="amd64-cpus64 amd64-smp32"
+extra_suites="amd64-cpus64 amd64-smp32 amd64-big2 amd64-big192"
 # live processes in the amd64-cpus guests
 scale_procs=5000
+# the amd64-big guests: PROCS,MULTI,THREADS (population.c): 20,000 processes,
+# 2,000 of them with 16 threads: 50,000 threads
+population=${PMBPF_VM_POPULATION:-20000,2000,16}
 
 usage() {
 	# The header comment, from its usage line to its end.
@@ -100,7 +108,7 @@ archs=
 kernels=
 case " $* " in *" arm64-"*) archs="$archs arm64" kernels="$kernels arm64" ;; esac
 case " $* " in *" amd64"*) archs="$archs amd64" ;; esac
-case " $* " in *" amd64 "* | *" amd64-smp32 "* | *" amd64-cpus"*) kernels="$kernels amd64" ;; esac
+case " $* " in *" amd64 "* | *" amd64-smp32 "* | *" amd64-cpus"* | *" amd64-big"*) kernels="$kernels amd64" ;; esac
 case " $* " in *" amd64-5.10 "*) kernels="$kernels amd64-bullseye" ;; esac
 case " $* " in *" amd64-6.12 "*) kernels="$kernels amd64-trixie" ;; esac
 
@@ -120,7 +128,7 @@ for arch in $archs; do
 	for w in loop busy pagetouch pmucheck; do
 		files="$files $out/$arch/$w"
 	done
-	[ "$arch" = arm64 ] || files="$files $out/$arch/sleepers $out/$arch/mapmem"
+	[ "$arch" = arm64 ] || files="$files $out/$arch/sleepers $out/$arch/mapmem $out/$arch/population"
 	[ -z "$pmbpf" ] || files="$files $pmbpf:/bin/pmbpf"
 	# shellcheck disable=SC2086
 	"$here/mkinitramfs.sh" -o "$out/$arch.cpio" -b "$cache/busybox-$arch" $files
@@ -184,12 +192,21 @@ boot() {
 		# (about 0.4 GB for 5,000) and the per-CPU maps.
 		# The counts map's formula is docs/kernels.md's, read from there
 		# (its base and per-event bytes): the guest checks the docs.
-		amd64-cpus*)
+		amd64-cpus* | amd64-big*)
 			n=${suite#amd64-cpus}
+			n=${n#amd64-big}
 			formula=$(sed -n 's/^ *counts bytes ~= (max_procs + 1) x (\([0-9]*\) B + \([0-9]*\) B x counting events).*/\1,\2/p' \
 				"$top/docs/kernels.md" | head -n 1)
 			smp=2,maxcpus=$n mem=1536M accel=tcg,thread=single
 			extra="pmbpf_vm.possible=$n pmbpf_vm.procs=$scale_procs pmbpf_vm.formula=${formula:-none}"
+			# 50,000 threads: kernel stacks and task structs (about 1.5 GB),
+			# their pages and stacks (0.7 GB), the JSON in tmpfs
+			case $suite in
+			amd64-big*)
+				mem=6G
+				extra="pmbpf_vm.possible=$n pmbpf_vm.population=$population pmbpf_vm.formula=${formula:-none}"
+				;;
+			esac
 			;;
 		esac
 		# no_timer_check: on a busy host the IO-APIC timer check can time
@@ -223,7 +240,7 @@ for suite in "$@"; do
 	results=$(sed -n 's/.*\(VMTEST [A-Z]* .*\)/\1/p' "$log")
 	rm -f "$out/maps-$suite.txt"
 	case $suite in
-	amd64-cpus*) echo "$results" | sed -n 's/^VMTEST INFO map //p' >"$out/maps-$suite.txt" ;;
+	amd64-cpus* | amd64-big*) echo "$results" | sed -n 's/^VMTEST INFO map //p' >"$out/maps-$suite.txt" ;;
 	esac
 	npass=$(echo "$results" | grep -c '^VMTEST PASS ' || true)
 	nfail=$(echo "$results" | grep -c '^VMTEST FAIL ' || true)

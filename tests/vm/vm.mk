@@ -25,7 +25,7 @@ PMBPF_VM_CACHE ?= $(HOME)/.cache/pmbpf-vm
 
 VM_WORKLOADS := loop busy pagetouch pmucheck
 # the possible-CPU guests (amd64-cpus*): live processes, pmbpf's maps
-VM_WORKLOADS_amd64 := $(VM_WORKLOADS) sleepers mapmem
+VM_WORKLOADS_amd64 := $(VM_WORKLOADS) sleepers mapmem population
 VM_BINS := $(addprefix $(VM_OUT)/arm64/,$(VM_WORKLOADS)) \
 	$(addprefix $(VM_OUT)/amd64/,$(VM_WORKLOADS_amd64))
 

@@ -281,18 +281,120 @@ memlock_61() {
 # field LINE KEY: KEY=VALUE out of a mapmem line
 field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-check_pmbpf_scale() {
+# maps_judge MAPS K1 K2 NCPUS CAPACITY COUNTING PMBPF_SAYS ERR: pmbpf's maps
+# as mapmem listed them (MAPS), one INFO line each and their total, the kernel
+# memory pmbpf took (kmem K1 before it, K2 while it ran), judged: memlock
+# against 6.1's arithmetic, Percpu against the per-CPU maps, the counts map
+# against docs/kernels.md's formula (CAPACITY: map_capacity, COUNTING
+# events counting). Sets total (all maps' memlock, bytes) and kall (kernel
+# memory taken, bytes); returns 1 when mapmem found no map.
+maps_judge() {
+	_maps=$1 k1=$2 k2=$3 ncpus=$4 capacity=$5 counting=$6 _says=$7 _err=$8
+	# the maps, as the kernel reports them
+	total=$(sed -n 's/^total .*memlock=\([0-9]*\).*/\1/p' "$_maps")
+	if [ -z "$total" ]; then
+		fail pmbpf-memory "mapmem found no maps of pmbpf (exit $rc)"
+		show "$_maps" "$_err"
+		return 1
+	fi
+	grep '^map ' "$_maps" >maplines
+	while read -r l; do info "map possible=$ncpus ${l#map }"; done <maplines
+	info memory-total "possible=$ncpus maps=$(grep -c '^map ' "$_maps") memlock=$total ($(calc "$total / 1048576") MiB) pmbpf-says=$_says"
+	info memory-meminfo "possible=$ncpus kB Percpu/SUnreclaim/VmallocUsed: before $k0, with the workload $k1, with pmbpf $k2 (pmbpf's share: $(echo "$k1 $k2" | awk '{ printf "%+d %+d %+d kB", $4 - $1, $5 - $2, $6 - $3 }'))"
+
+	# each map's memlock against 6.1's arithmetic: the kernel charges what
+	# the sizes say, multiplied by possible CPUs for per-CPU maps
+	case $(uname -r) in
+	6.1.*)
+		bad=
+		while read -r l; do
+			want=$(memlock_61 "$(field "$l" type)" "$(field "$l" key)" "$(field "$l" value)" \
+				"$(field "$l" entries)" "$ncpus")
+			[ "$(field "$l" memlock)" = "$want" ] || bad="$bad $(field "$l" name):$(field "$l" memlock)/$want"
+		done <maplines
+		if [ -z "$bad" ]; then
+			pass memory-kernel-arithmetic "all $(grep -c '^map ' "$_maps") maps: memlock = entries x (key + value [x $ncpus CPUs if per-CPU]), page-rounded"
+		else
+			fail memory-kernel-arithmetic "memlock/6.1's figure:$bad"
+			show "$_maps"
+		fi
+		;;
+	*) skip memory-kernel-arithmetic "the arithmetic is 6.1's; this is $(uname -r)" ;;
+	esac
+
+	# Ground truth for the per-CPU part: what the kernel's per-CPU allocator
+	# handed out while pmbpf ran (/proc/meminfo's Percpu: populated pages of
+	# every CPU's unit, so within a page per possible CPU and its chunks'
+	# rounding) against the per-CPU maps' entries x value x possible CPUs.
+	percpu=$(awk -v c="$ncpus" '{
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			if (f["type"] == 5 || f["type"] == 6 || f["type"] == 10 || f["type"] == 21)
+				s += f["entries"] * int((f["value"] + 7) / 8) * 8 * c
+		} END { printf "%.0f", s }' maplines)
+	real=$(echo "$k1 $k2" | awk '{ printf "%.0f", ($4 - $1) * 1024 }')
+	got="Percpu grew by $real B while pmbpf ran; its per-CPU maps: $percpu B (entries x value x $ncpus CPUs)"
+	if within "$real" "$percpu" "$(calc "$percpu * 0.05 + 2 * 1048576")"; then
+		pass memory-percpu-real "$got"
+	else
+		fail memory-percpu-real "$got (want within 5% + 2 MiB)"
+		show "$_maps"
+	fi
+
+	# docs/kernels.md: counts ~= (max_procs + 1) x (240 B + 24 B x counting
+	# events) [x possible CPUs where it is a per-CPU hash: the raw_tp
+	# flavour, 5.10, and the tp_btf one before issue 35] (+ ~100 B per entry)
+	# its base and per-event bytes, as run.sh read them from the docs
+	f=$(cmdline_arg formula)
+	base=${f%,*} each=${f#*,}
+	c=$(grep '^map .* name=counts ' maplines)
+	if [ -z "$base" ] || [ -z "$each" ] || [ "$f" = none ]; then
+		fail memory-formula "run.sh found no counts formula in docs/kernels.md (pmbpf_vm.formula=$f)"
+	elif [ -n "$c" ]; then
+		entries=$(field "$c" entries)
+		value=$(field "$c" value)
+		mem=$(field "$c" memlock)
+		case $(field "$c" type) in
+		5) per=$ncpus kind="per-CPU hash, x $ncpus CPUs" ;;
+		*) per=1 kind="type $(field "$c" type), shared" ;;
+		esac
+		formula=$((entries * (base + each * counting) * per))
+		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B ($base + $each x $counting counting) memlock=$mem B, formula $formula B"
+		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((base + each * counting)) ] &&
+			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
+			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
+		else
+			fail memory-formula "$got (want entries = max_procs + 1, the value size, memlock within formula + 100 B per entry)"
+			show "$_maps"
+		fi
+	else
+		fail memory-formula "pmbpf has no map named counts"
+		show "$_maps"
+	fi
+
+	# all the kernel memory pmbpf's start took (an upper bound: programs,
+	# BTF, vmalloc freed lazily; task storage and the ring buffer, which
+	# 6.1's memlock leaves out)
+	kall=$(echo "$k1 $k2" | awk '{ printf "%.0f", ($4 - $1 + $5 - $2 + $6 - $3) * 1024 }')
+}
+
+# check_cpus: possible-cpus, the guest has pmbpf_vm.possible=N possible CPUs.
+# Sets ncpus; returns 1 when it has not.
+check_cpus() {
 	want_cpus=$(cmdline_arg possible)
-	procs=$(cmdline_arg procs)
 	possible=$(cat /sys/devices/system/cpu/possible)
 	ncpus=$(awk -F- '{ print $NF + 1 }' /sys/devices/system/cpu/possible)
-	info cpus "possible=$possible present=$(cat /sys/devices/system/cpu/present) online=$(cat /sys/devices/system/cpu/online) MemTotal=$(meminfo_kb MemTotal)kB pid_max=$(cat /proc/sys/kernel/pid_max)"
+	info cpus "possible=$possible present=$(cat /sys/devices/system/cpu/present) online=$(cat /sys/devices/system/cpu/online) MemTotal=$(meminfo_kb MemTotal)kB pid_max=$(cat /proc/sys/kernel/pid_max) threads-max=$(cat /proc/sys/kernel/threads-max)"
 	if [ "$ncpus" = "$want_cpus" ]; then
 		pass possible-cpus "$ncpus possible CPUs ($possible), $(cat /sys/devices/system/cpu/online) online"
 	else
 		fail possible-cpus "$ncpus possible CPUs ($possible), want $want_cpus"
-		return
+		return 1
 	fi
+}
+
+check_pmbpf_scale() {
+	procs=$(cmdline_arg procs)
+	check_cpus || return
 	if ! have_pmbpf; then
 		skip pmbpf "no pmbpf binary in this guest (run.sh --pmbpf-x86)"
 		return
@@ -353,92 +455,10 @@ check_pmbpf_scale() {
 	rows="sleepers=$procs own-rows=$own overflow-credits=$ovf map_capacity=$capacity pmbpf-exit=$rc"
 	info pmbpf-session "attach=$(session_attach scale.jl) stderr: $(head -c 600 scale.out.err | words)"
 
-	# the maps, as the kernel reports them
-	total=$(sed -n 's/^total .*memlock=\([0-9]*\).*/\1/p' maps.out)
-	if [ -z "$total" ]; then
-		fail pmbpf-memory "mapmem found no maps of pmbpf (exit $rc)"
-		show maps.out scale.out.err
-		return
-	fi
-	grep '^map ' maps.out >maplines
-	while read -r l; do info "map possible=$ncpus ${l#map }"; done <maplines
-	info memory-total "possible=$ncpus maps=$(grep -c '^map ' maps.out) memlock=$total ($(calc "$total / 1048576") MiB) pmbpf-says=$(num map_memory_bytes)"
-	info memory-meminfo "possible=$ncpus kB Percpu/SUnreclaim/VmallocUsed: before $k0, with $procs sleepers $k1, with pmbpf $k2 (pmbpf's share: $(echo "$k1 $k2" | awk '{ printf "%+d %+d %+d kB", $4 - $1, $5 - $2, $6 - $3 }'))"
-
-	# each map's memlock against 6.1's arithmetic: the kernel charges what
-	# the sizes say, multiplied by possible CPUs for per-CPU maps
-	case $(uname -r) in
-	6.1.*)
-		bad=
-		while read -r l; do
-			want=$(memlock_61 "$(field "$l" type)" "$(field "$l" key)" "$(field "$l" value)" \
-				"$(field "$l" entries)" "$ncpus")
-			[ "$(field "$l" memlock)" = "$want" ] || bad="$bad $(field "$l" name):$(field "$l" memlock)/$want"
-		done <maplines
-		if [ -z "$bad" ]; then
-			pass memory-kernel-arithmetic "all $(grep -c '^map ' maps.out) maps: memlock = entries x (key + value [x $ncpus CPUs if per-CPU]), page-rounded"
-		else
-			fail memory-kernel-arithmetic "memlock/6.1's figure:$bad"
-			show maps.out
-		fi
-		;;
-	*) skip memory-kernel-arithmetic "the arithmetic is 6.1's; this is $(uname -r)" ;;
-	esac
-
-	# Ground truth for the per-CPU part: what the kernel's per-CPU allocator
-	# handed out while pmbpf ran (/proc/meminfo's Percpu: populated pages of
-	# every CPU's unit, so within a page per possible CPU and its chunks'
-	# rounding) against the per-CPU maps' entries x value x possible CPUs.
-	percpu=$(awk -v c="$ncpus" '{
-			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-			if (f["type"] == 5 || f["type"] == 6 || f["type"] == 10 || f["type"] == 21)
-				s += f["entries"] * int((f["value"] + 7) / 8) * 8 * c
-		} END { printf "%.0f", s }' maplines)
-	real=$(echo "$k1 $k2" | awk '{ printf "%.0f", ($4 - $1) * 1024 }')
-	got="Percpu grew by $real B while pmbpf ran; its per-CPU maps: $percpu B (entries x value x $ncpus CPUs)"
-	if within "$real" "$percpu" "$(calc "$percpu * 0.05 + 2 * 1048576")"; then
-		pass memory-percpu-real "$got"
-	else
-		fail memory-percpu-real "$got (want within 5% + 2 MiB)"
-		show maps.out
-	fi
-
-	# docs/kernels.md: counts ~= (max_procs + 1) x (240 B + 24 B x counting
-	# events) [x possible CPUs where it is a per-CPU hash: the raw_tp
-	# flavour, 5.10, and the tp_btf one before issue 35] (+ ~100 B per entry)
-	# its base and per-event bytes, as run.sh read them from the docs
-	f=$(cmdline_arg formula)
-	base=${f%,*} each=${f#*,}
-	c=$(grep '^map .* name=counts ' maplines)
-	if [ -z "$base" ] || [ -z "$each" ] || [ "$f" = none ]; then
-		fail memory-formula "run.sh found no counts formula in docs/kernels.md (pmbpf_vm.formula=$f)"
-	elif [ -n "$c" ]; then
-		entries=$(field "$c" entries)
-		value=$(field "$c" value)
-		mem=$(field "$c" memlock)
-		case $(field "$c" type) in
-		5) per=$ncpus kind="per-CPU hash, x $ncpus CPUs" ;;
-		*) per=1 kind="type $(field "$c" type), shared" ;;
-		esac
-		formula=$((entries * (base + each * counting) * per))
-		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B ($base + $each x $counting counting) memlock=$mem B, formula $formula B"
-		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((base + each * counting)) ] &&
-			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
-			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
-		else
-			fail memory-formula "$got (want entries = max_procs + 1, the value size, memlock within formula + 100 B per entry)"
-			show maps.out
-		fi
-	else
-		fail memory-formula "pmbpf has no map named counts"
-		show maps.out
-	fi
-
+	# the maps, as the kernel reports them, judged
+	maps_judge maps.out "$k1" "$k2" "$ncpus" "$capacity" "$counting" "$(num map_memory_bytes)" scale.out.err || return
 	if [ "$MEM_BOUND" = 1 ]; then
-		# memlock, and all the kernel memory pmbpf's start took (an upper
-		# bound: programs, BTF, vmalloc freed lazily; task storage and the
-		# ring buffer, which 6.1's memlock leaves out)
-		kall=$(echo "$k1 $k2" | awk '{ printf "%.0f", ($4 - $1 + $5 - $2 + $6 - $3) * 1024 }')
+		# memlock, and all the kernel memory pmbpf's start took
 		got="maps' memlock $total B, kernel memory taken $kall B at $ncpus possible CPUs"
 		if [ "$total" -le "$MEM_BOUND_BYTES" ] && [ "$kall" -le "$MEM_BOUND_BYTES" ]; then
 			pass memory-bound "$got (<= 64 MiB)"
@@ -457,9 +477,156 @@ check_pmbpf_scale() {
 	fi
 }
 
+# --- The population guests (run.sh's amd64-big2, amd64-big192: -smp
+# 2,maxcpus=N, pmbpf_vm.population=PROCS,MULTI,THREADS): issue 35's 20,000
+# live processes and 50,000 live threads (MULTI processes of THREADS threads,
+# the others of one; tests/vm/workloads/population.c), each thread touching
+# 1 + k % 4 pages of its own at each wake. pmbpf record, then record
+# --threads, over them: every process (every thread) its own row with its own
+# page faults, no overflow credit, and the maps' kernel memory (maps_judge,
+# memory-bound as in the amd64-cpus guests).
+
+# pop_run NAME TYPE ARGS...: pmbpf record ARGS over the population: starts
+# it, wakes every thread once (a round: each touches its pages), waits for
+# two more reads, lists its maps (NAME.maps, kmem in k2) and stops it. Then
+# judges NAME: each key (pid for TYPE process, tid for thread) of the
+# population has rows whose page faults sum to what its threads touched
+# (pop.want: KEY PAGES), 0 overflow credits, exit 0. Sets rc, capacity,
+# counting, says, ovf.
+pop_run() {
+	name=$1 type=$2
+	shift 2
+	t1=$(uptime_s)
+	if ! pmbpf_start $name.out "$@"; then
+		fail $name "pmbpf record $* printed no interval"
+		show $name.out.err
+		return 1
+	fi
+	t2=$(uptime_s)
+	round=$((round + 1))
+	kill -USR1 $pop
+	wait_on $pop grep -qs "^woke .* round=$round\$" pop.out
+	t3=$(uptime_s)
+	pmbpf_reads 2
+	t4=$(uptime_s)
+	mapmem "$PMBPF_PID" >$name.maps 2>&1
+	k2=$(kmem)
+	stop_pid "$PMBPF_PID" INT 2>>$name.out.err
+	rc=$?
+	info $name-times "guest seconds: pmbpf start to its first interval $(calc "$t2 - $t1"), wake of all threads $(calc "$t3 - $t2"), 2 reads $(calc "$t4 - $t3"), stop $(calc "$(uptime_s) - $t4"); $(wc -c <$name.out) B of JSON"
+	grep -E '"type": *"(session|system|event)"' $name.out >$name.sys
+	jl_compact $name.sys >$name.jl
+	sysl=$(grep '"type":"system"' $name.jl | tail -n 1)
+	capacity=$(echo "$sysl" | sed -n 's/.*"map_capacity":\([0-9]*\).*/\1/p')
+	says=$(echo "$sysl" | sed -n 's/.*"map_memory_bytes":\([0-9]*\).*/\1/p')
+	ovf=$(grep '"type":"system"' $name.jl | sed -n 's/.*"overflow_credits":\([0-9]*\).*/\1/p' |
+		awk '{ s += $1 } END { print s + 0 }')
+	counting=$(grep '"type":"event"' $name.jl | grep -c '"state":"counting"')
+	info $name-session "attach=$(session_attach $name.jl) stderr: $(head -c 600 $name.out.err | words)"
+	# KEY FAULTS of every row, from the heads of the rows (the page faults
+	# come within the first 500 characters; delays make rows 2 kB)
+	key=pid
+	[ "$type" = process ] || key=tid
+	cut -c1-800 $name.out | grep "\"type\": *\"$type\"" >$name.heads
+	jl_compact $name.heads |
+		sed -n "s/^{\"type\":\"$type\"[^{]*\"$key\":\([0-9]*\),.*\"page-faults\":{\"count\":\([0-9]*\).*/\1 \2/p" >$name.rows
+	rm -f $name.out $name.heads
+	# the existing checks' tolerance (page_faults_ok): the pages, at most 2%
+	# more (so exactly the pages below 50)
+	v=$(awk 'NR == FNR { want[$1] = $2; n++; next }
+		$1 in want { got[$1] += $2; rows++ }
+		END {
+			for (k in want) {
+				if (!(k in got)) { miss++; if (m < 5) ms = ms " " k; m++; continue }
+				if (got[k] >= want[k] && got[k] <= want[k] + int(want[k] / 50)) ok++
+				else { bad++; if (b < 5) bs = bs " " k ":" got[k] "/" want[k]; b++ }
+			}
+			printf "%d %d %d %d %d|keys=%d with-rows=%d exact=%d wrong=%d%s missing=%d%s rows=%d",
+				n, n - miss, ok, bad, miss, n, n - miss, ok, bad, bs, miss, ms, rows
+		}' pop.want.$type $name.rows)
+	set -- ${v%%|*}
+	got="${type} rows of the population's ${key}s: ${v#*|}; overflow-credits=$ovf map_capacity=$capacity pmbpf-exit=$rc"
+	if [ "$1" -gt 0 ] && [ "$2" = "$1" ] && [ "$3" = "$1" ] && [ "$ovf" = 0 ] && [ $rc -eq 0 ]; then
+		pass $name "$got"
+	else
+		fail $name "$got (want every $key a row, its page faults those its threads touched, 0 overflow credits, exit 0)"
+		show $name.out.err
+	fi
+}
+
+# mem_bound NAME: issue 35's bound: the maps' memlock ($total) and all the
+# kernel memory pmbpf's start took ($kall) at most 64 MiB.
+mem_bound() {
+	got="maps' memlock $total B, kernel memory taken $kall B at $ncpus possible CPUs"
+	if [ "$total" -le "$MEM_BOUND_BYTES" ] && [ "$kall" -le "$MEM_BOUND_BYTES" ]; then
+		pass $1 "$got (<= 64 MiB)"
+	else
+		fail $1 "$got (want both <= 64 MiB)"
+	fi
+}
+
+check_pmbpf_population() {
+	spec=$(cmdline_arg population)
+	procs=${spec%%,*} per=${spec##*,} multi=${spec#*,}
+	multi=${multi%,*}
+	tasks=$((multi * per + procs - multi))
+	check_cpus || return
+	if ! have_pmbpf; then
+		skip pmbpf "no pmbpf binary in this guest (run.sh --pmbpf-x86)"
+		return
+	fi
+	# room for the population: pid_max is 32,768 below 32 possible CPUs,
+	# threads-max follows RAM
+	[ "$(cat /proc/sys/kernel/pid_max)" -ge $((tasks * 2)) ] || echo $((tasks * 4)) >/proc/sys/kernel/pid_max
+	[ "$(cat /proc/sys/kernel/threads-max)" -ge $((tasks * 2)) ] || echo $((tasks * 4)) >/proc/sys/kernel/threads-max
+	k0=$(kmem)
+	t0=$(uptime_s)
+	population "$procs" "$multi" "$per" >pop.out 2>&1 &
+	pop=$!
+	round=0
+	if ! wait_on $pop grep -qs "^population pid=$pop " pop.out; then
+		fail population "population $procs $multi $per did not start: $(tail -n 1 pop.out)"
+		return
+	fi
+	k1=$(kmem)
+	# ground truth: pages per process and per thread
+	awk '$1 == "task" { p[$2] += $4 } END { for (k in p) print k, p[k] }' pop.out >pop.want.process
+	awk '$1 == "task" { print $3, $4 }' pop.out >pop.want.thread
+	nproc=$(wc -l <pop.want.process)
+	nthr=$(wc -l <pop.want.thread)
+	# /proc/loadavg's fourth field: runnable/all tasks of the guest
+	all=$(cut -d' ' -f4 /proc/loadavg)
+	got="$nproc processes, $nthr threads ($multi x $per + $((procs - multi)) x 1) started in $(calc "$(uptime_s) - $t0") s; guest tasks ${all#*/}, pid_max $(cat /proc/sys/kernel/pid_max), MemAvailable $(meminfo_kb MemAvailable) kB"
+	if [ "$nproc" = "$procs" ] && [ "$nthr" = "$tasks" ]; then
+		pass population "$got"
+	else
+		fail population "$got (want $procs and $tasks)"
+		return
+	fi
+	PMBPF_INTERVAL=1s
+	if pop_run pop-procs process; then
+		maps_judge pop-procs.maps "$k1" "$k2" "$ncpus" "$capacity" "$counting" "$says" pop-procs.out.err &&
+			mem_bound memory-bound
+	fi
+	k1=$(kmem)
+	if pop_run pop-threads thread --threads; then
+		total=$(sed -n 's/^total .*memlock=\([0-9]*\).*/\1/p' pop-threads.maps)
+		kall=$(echo "$k1 $k2" | awk '{ printf "%.0f", ($4 - $1 + $5 - $2 + $6 - $3) * 1024 }')
+		info memory-total-threads "possible=$ncpus memlock=$total pmbpf-says=$says kmem before/with pmbpf $k1 / $k2 MemAvailable=$(meminfo_kb MemAvailable)kB"
+		mem_bound memory-bound-threads
+	fi
+	# its processes die with it (PR_SET_PDEATHSIG): not awaited
+	kill -KILL $pop
+	wait $pop
+}
+
 check_btf
 if [ -n "$(cmdline_arg procs)" ]; then
 	check_pmbpf_scale
+	return 0
+fi
+if [ -n "$(cmdline_arg population)" ]; then
+	check_pmbpf_population
 	return 0
 fi
 # 32 vCPUs: memory only (with 2 GB, transparent huge pages make pagetouch fault
