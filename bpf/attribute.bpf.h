@@ -86,8 +86,9 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
 		c->n[PMBPF_N_NIVCSW] += st->pend_nivcsw;
 	}
 	/*
-	 * Seen on 6.18: rarely, the task switched in is not the one switched
-	 * out next on this CPU. Its wait is dropped rather than misattributed.
+	 * A span whose switch-in was not seen (unseen_span_runtime()): the
+	 * wait pending is that of the task this CPU saw switch in, dropped
+	 * rather than misattributed.
 	 */
 	if (c && st->valid && (st->pend_runq || st->pend_offcpu_ns || st->pend_migrations) &&
 	    st->pend_tgid != owner) {

@@ -54,19 +54,20 @@ static __always_inline __u64 span_cgroup(struct cpu_state *st, __u32 pid, __u32 
 }
 
 /*
- * Seen on 6.18 (ftrace's own sched_switch events show it too): now and then
- * a task comes on CPU with no sched_switch event, so this CPU's last
- * attribution point can be older than the span of the task now leaving
- * (without a filter, the previous switch; with one, unmonitored tasks are
- * not followed, and on_switch() moves that point forward at the first
- * switch of every tick). The span's time is then the task's own time on the
- * CPU since it switched in, as the scheduler recorded it, the rest of the
- * span going to the task the CPU saw switch in (span_owner(); nobody's when
- * the filter leaves that task out), and the counters' deltas since that
+ * A task can come on CPU with no sched_switch event (a CPU going offline or
+ * online; on the sandbox VM pmbpf is developed on, after any thread of its
+ * init, pid 1, whose events reach no consumer: docs/findings.md), so this
+ * CPU's last attribution point can be older than the span of the task now
+ * leaving (without a filter, the previous switch; with one, unmonitored
+ * tasks are not followed, and on_switch() moves that point forward at the
+ * first switch of every tick). The span's time is then the task's own time
+ * on the CPU since it switched in, as the scheduler recorded it, the rest of
+ * the span going to the task the CPU saw switch in (span_owner(); nobody's
+ * when the filter leaves that task out), and the counters' deltas since that
  * point are split between them in proportion to time (attribute()). Returns
- * 0 when the span is exact. (Crediting
- * the whole span to the task leaving, as without a filter before, put
- * 0.1-0.3% too much in a cgroup of churning threads against its cpu.stat.)
+ * 0 when the span is exact. (Crediting the whole span to the task leaving,
+ * as without a filter before, put 0.1-0.3% too much in a cgroup of churning
+ * threads against its cpu.stat.)
  *
  * The switch-in is sched_info.last_arrival (the run queue's clock at
  * sched_info_arrive(), the clock now is on), where the kernel keeps it.

@@ -272,10 +272,10 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 					run_delay + (queued && raw > queued ? raw - queued : 0) + 1;
 			/*
 			 * Not when it ran since (its se.sum_exec_runtime grew):
-			 * a switch-in and a switch-out of it came with no
-			 * sched_switch event (seen on 6.18 under load), and
-			 * that switch-out is stale: the span is lost, as
-			 * another unseen switch's, not counted twice.
+			 * a switch-in and a switch-out of it were not seen
+			 * (a CPU going offline; a switch-out while the filter
+			 * left it out), and that switch-out is stale: the span
+			 * is lost, as another unseen switch's, not counted twice.
 			 */
 			if (ts->offcpu_ns && task_sum(next, btf) == ts->sum_out) {
 				off = now > ts->offcpu_ns ? now - ts->offcpu_ns : 0;
