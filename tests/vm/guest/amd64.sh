@@ -557,9 +557,10 @@ pop_run() {
 # pop_memory NAME MAPS THREADS: issue 35's bound on what the kernel's own
 # memlock figures say (MAPS: mapmem's list; $total), and the memory that
 # 6.1's memlock leaves out, judged apart: task storage, allocated per thread
-# that ran (kzalloc: an element of 128 B of header and the task_ts_storage
-# value, and a struct bpf_local_storage of 164 B per task, in kmalloc's size
-# classes: 1,024 + 192 B on 6.1 with a 504 B value). SUnreclaim's growth
+# that ran (kzalloc: an element, a header of 72 to 128 B by kernel version
+# and the task_ts_storage value, and a struct bpf_local_storage of about
+# 170 B per task, in kmalloc's size classes: 1,024 + 192 B on 6.1 with a
+# 504 B value; the 128 B header is assumed below). SUnreclaim's growth
 # while pmbpf ran ($k1 to $k2) is THREADS x that, plus at most 4 MiB + 5%
 # (pmbpf's other slab: 1.2 MB at 5,000 threads). All the kernel memory pmbpf
 # took ($kall) against 64 MiB is a figure (INFO), not a verdict: at 50,000
