@@ -202,9 +202,11 @@ static __always_inline void ran_list_push(struct task_state *ps, __u32 pid, __u3
 }
 
 /*
- * At a thread's last switch: fold its counts. The fold iterator skips exiting
- * threads, so it can hold this one only if it took it before the exit
- * began and is still preempted: then it folds it itself, late.
+ * At a thread's last switch: fold its counts. The fold and drain iterators
+ * hold a thread's counts for a fold's few hundred nanoseconds (unless
+ * preempted then): one that holds this one's for all 64 tries folds them
+ * itself, late, into an entry that the exit record may have deleted (made
+ * again: a row for a process gone, which userspace reports and drops).
  */
 static __always_inline void thread_fold_last(struct task_state *ps)
 {
@@ -251,8 +253,9 @@ __noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_coun
 
 /*
  * counts_shared, run by userspace after the flush and before each read:
- * every thread's counts to its process's entry. Exiting threads fold their
- * own at their last switch (thread_fold_last). Counts that a switch on
+ * every thread's counts to its process's entry, exiting ones' included
+ * (what they credit after is folded at their last switch:
+ * thread_fold_last). Counts that a switch on
  * another CPU holds are free within nanoseconds: tried a few times, then
  * left for the next read.
  */
@@ -263,8 +266,12 @@ int fold(struct bpf_iter__task *ctx)
 	struct task_state *ps;
 	int i;
 
-	/* most tasks of a host have no local storage: no helper call for them */
-	if (!task || (task->flags & PF_EXITING) || !task->bpf_storage)
+	/*
+	 * Most tasks of a host have no local storage: no helper call for them.
+	 * Exiting threads too: their counts until now are this interval's, and
+	 * an exit can take long under load (see drain_one()).
+	 */
+	if (!task || !task->bpf_storage)
 		return 0;
 	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
 	if (!ps || !ps->has_counts)
@@ -302,7 +309,12 @@ extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #endif
 
-/* The drain of one listed thread: its counts to its entry, unless it is exiting (it folds them). */
+/*
+ * The drain of one listed thread: its counts to its entry. An exiting one's
+ * too: left for its last switch (as before 2026-11-27), they were credited
+ * an interval late whenever its exit spanned a read (a compiler's 290 ms in
+ * a 0.3 s interval moved to the next one, at load 13: test_hotplug).
+ */
 static long drain_one(__u32 i, void *ctx)
 {
 	__u32 idx = *(__u32 *)ctx;
@@ -319,7 +331,7 @@ static long drain_one(__u32 i, void *ctx)
 	if (!task)
 		return 0; /* gone: folded at its last switch */
 	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
-	if (ps && ps->has_counts && !(task->flags & PF_EXITING)) {
+	if (ps && ps->has_counts) {
 		for (k = 0; k < 64; k++) {
 			if (thread_take(ps)) {
 				thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
