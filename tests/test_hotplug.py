@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import WORK, collections, count_slack, needs_root
+from conftest import WORK, collections, count_slack, init_switch_ins, needs_root
 
 ONLINE = "/sys/devices/system/cpu/cpu1/online"
 PAGES = 5000
@@ -47,6 +47,7 @@ def test_cpu_offline_and_back(recorder):
     """Counts on CPU 0 while CPU 1 is offline are exact; CPU 1 counts again after
     its return (its counters died and are reopened); every interval conserves, and
     CPU 1's offline time is cpu_offline_ns, no row's."""
+    init0 = init_switch_ins()
     rec = recorder("-e", "page-faults,context-switches", "-i", "0.3")
     rec.wait_intervals(1)
     try:
@@ -64,6 +65,9 @@ def test_cpu_offline_and_back(recorder):
     after = touch_on(1)
     rec.wait_intervals(2)
     recs = rec.stop()
+    # switches away from the host init's threads: in ctxt, never reported to
+    # the switch program (conftest.init_switch_ins), 3-20 in a 0.3 s interval
+    unreported = init_switch_ins() - init0
     assert_credited(rec, during)
     assert_credited(rec, after)
     systems = [r for r in recs if r["type"] == "system"]
@@ -88,11 +92,16 @@ def test_cpu_offline_and_back(recorder):
             changed = s["cpus"] != systems[i - 1]["cpus"] if i else False
             if ev == "context-switches" and (changed or s["cpus"] < max(x["cpus"] for x in systems)):
                 continue
-            assert abs(credited - total) <= 0.005 * total + count_slack(rates, jitter, i, s["cpus"]), \
-                (s["time"], ev, credited, total, s["poll_ms"])
+            # the switches not reported can be short (in no interval more
+            # than the run's), never over
+            short = unreported if ev == "context-switches" else 0
+            bound = 0.005 * total + count_slack(rates, jitter, i, s["cpus"])
+            assert total - bound - short <= credited <= total + bound, \
+                (s["time"], ev, credited, total, s["poll_ms"], short)
         slack = sum(count_slack(rates, jitter, i, s["cpus"]) for i, s in enumerate(systems))
-        assert abs(run_credited - run_total) <= 0.005 * run_total + slack, \
-            (ev, run_credited, run_total)
+        short = unreported if ev == "context-switches" else 0
+        assert run_total - 0.005 * run_total - slack - short <= run_credited \
+            <= run_total + 0.005 * run_total + slack, (ev, run_credited, run_total, short)
     assert any(s["cpus"] == 1 for s in systems), "no interval saw CPU 1 offline"
     # on-CPU time, idle included, plus what no task was charged: CPUs x interval
     # (test_record's test_conservation) in every interval with all CPUs online

@@ -8,14 +8,14 @@ on a busy one (a spinner per CPU and a fork storm, started here), with
 several recorders on the same work at once (unfiltered, -G, -p, --threads,
 -i 1 and -i 5), each compared with the kernel's figure of the same work.
 """
-import glob
 import json
 import subprocess
 import time
 
 import pytest
 
-from conftest import PMBPF, SPAWNER, WORK, Cgroup, FileRecord, cgroup2_mount, needs_root
+from conftest import (PMBPF, SPAWNER, WORK, Cgroup, FileRecord, cgroup2_mount, init_switch_ins,
+                      needs_root)
 
 pytestmark = needs_root
 
@@ -164,19 +164,6 @@ def test_stat_matches_its_cgroup(host):
     got = doc["runs"][0]["metrics"]["cpu-time"]
     assert usage >= 100e3, p.stdout
     assert usage * 1e3 <= got <= usage * 1e3 * (1 + REL) + 2e6, (got, usage * 1e3)
-
-
-def init_switch_ins():
-    """How many times the threads of the host's init (pid 1) were switched in
-    (the run count of each one's /proc/PID/task/TID/schedstat)."""
-    n = 0
-    for path in glob.glob("/proc/1/task/*/schedstat"):
-        try:
-            with open(path) as f:
-                n += int(f.read().split()[2])
-        except (OSError, IndexError, ValueError):
-            pass  # a thread that exited meanwhile
-    return n
 
 
 def test_unmatched_spans_are_switches_the_kernel_did_not_report(host):
