@@ -337,11 +337,15 @@ def weights(cg):
 
 
 def test_weights_split_delay_2_to_1(cg, weights):
-    """Two antagonists with CPU weights 2:1 share the victim's waits 2:1.
+    """Two antagonists with CPU weights 2:1 share the victim's waits as the
+    kernel shared the CPU between them: about 2:1.
 
-    The victim burns a fixed amount of CPU on the same CPU as both: while it
-    waits, the CPU runs one of them, each for its share of the time the two
-    get, so the delay they cause splits as their weights do (within 10%).
+    The victim burns a fixed amount of CPU on the same CPU as both, always
+    runnable: whenever an antagonist runs there meanwhile, the victim waits
+    for it. So the delay each caused is its run time there over the
+    victim's life, its cgroup's cpu.stat usage (within 10%). The ratio itself is no ground truth: with the host busy, a
+    task outside the three on that CPU (a spinner) ran in 1.67:1 rather
+    than 2:1 between them, and the delays followed.
     """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
@@ -354,8 +358,10 @@ def test_weights_split_delay_2_to_1(cg, weights):
     a1 = start_in(a1dir, cpu, "spin", 60, extra_cgroups=e1)
     a2 = start_in(a2dir, cpu, "spin", 60, extra_cgroups=e2)
     time.sleep(0.3)
+    before = [cgroup_usage_ns(d) for d in (a1dir, a2dir)]
     vic = start_in(vdir, cpu, "burn", 500, extra_cgroups=ev)
     vout, _ = vic.communicate(timeout=60)
+    ran = [cgroup_usage_ns(d) - b for d, b in zip((a1dir, a2dir), before)]
     time.sleep(0.6)
     recs = finish(p)
     for a in (a1, a2):
@@ -367,10 +373,15 @@ def test_weights_split_delay_2_to_1(cg, weights):
     heavy = delayed(vrows, "delayed_by", a1rel)
     light = delayed(vrows, "delayed_by", a2rel)
     assert light > 0, [r["delayed_by"] for r in vrows]
+    # the antagonists' run time is read before the victim's shell starts and
+    # after it is reaped: their runs then (the shell's start, the victim's
+    # exit, on a CPU shared three ways) delayed nobody (15 ms allowed)
+    for got, kernel in ((heavy, ran[0]), (light, ran[1])):
+        assert 0.9 * kernel - 15e6 <= got <= kernel * 1.1, (heavy, light, ran, waited)
+    assert heavy + light <= waited, (heavy, light, ran, waited)
+    # the weights took effect: the heavy one caused more (2:1 at rest)
     ratio = heavy / light
-    assert 1.8 <= ratio <= 2.2, (ratio, heavy, light, waited)
-    # and together they are nearly all of it, and never more
-    assert 0.9 * waited <= heavy + light <= waited, (heavy, light, waited)
+    assert 1.3 <= ratio <= 2.6, (ratio, heavy, light, ran)
 
 
 def test_other_cpu_no_attribution(cg):
