@@ -343,9 +343,11 @@ def test_weights_split_delay_2_to_1(cg, weights):
     The victim burns a fixed amount of CPU on the same CPU as both, always
     runnable: whenever an antagonist runs there meanwhile, the victim waits
     for it. So the delay each caused is its run time there over the
-    victim's life, its cgroup's cpu.stat usage (within 10%). The ratio itself is no ground truth: with the host busy, a
-    task outside the three on that CPU (a spinner) ran in 1.67:1 rather
-    than 2:1 between them, and the delays followed.
+    victim's life, its cgroup's cpu.stat usage (within 10%). The ratio is
+    checked loosely (1.3-2.6): a loaded suite run read 1.67:1 while another
+    session's test_delays ran its antagonists on the same CPU (the kernel's
+    split was not measured then); with a spinner per CPU and a fork storm,
+    2.00:1 from pmbpf and from cpu.stat alike (4 runs).
     """
     cpu, other = cpus_pair()
     vdir, vrel = cg("victim")
