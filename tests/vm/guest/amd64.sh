@@ -491,8 +491,9 @@ check_pmbpf_scale() {
 # two more reads, lists its maps (NAME.maps, kmem in k2) and stops it. Then
 # judges NAME: each key (pid for TYPE process, tid for thread) of the
 # population has rows whose page faults sum to what its threads touched
-# (pop.want: KEY PAGES), 0 overflow credits, exit 0. Sets rc, capacity,
-# counting, says, ovf.
+# (pop.want: KEY PAGES), no overflow (0 overflow credits in the system
+# lines, 0 overflow_processes in the cgroup lines, no [overflow] row), exit
+# 0. Sets rc, capacity, counting, says, ovf.
 pop_run() {
 	name=$1 type=$2
 	shift 2
@@ -514,7 +515,8 @@ pop_run() {
 	stop_pid "$PMBPF_PID" INT 2>>$name.out.err
 	rc=$?
 	info $name-times "guest seconds: pmbpf start to its first interval $(calc "$t2 - $t1"), wake of all threads $(calc "$t3 - $t2"), 2 reads $(calc "$t4 - $t3"), stop $(calc "$(uptime_s) - $t4"); $(wc -c <$name.out) B of JSON"
-	grep -E '"type": *"(session|system|event)"' $name.out >$name.sys
+	# the cgroup rows' heads only: their delays make them long
+	{ grep -E '"type": *"(session|system|event)"' $name.out; grep '"type": *"cgroup"' $name.out | cut -c1-1000; } >$name.sys
 	jl_compact $name.sys >$name.jl
 	sysl=$(grep '"type":"system"' $name.jl | tail -n 1)
 	capacity=$(echo "$sysl" | sed -n 's/.*"map_capacity":\([0-9]*\).*/\1/p')
@@ -522,12 +524,17 @@ pop_run() {
 	ovf=$(grep '"type":"system"' $name.jl | sed -n 's/.*"overflow_credits":\([0-9]*\).*/\1/p' |
 		awk '{ s += $1 } END { print s + 0 }')
 	counting=$(grep '"type":"event"' $name.jl | grep -c '"state":"counting"')
+	# overflow as the cgroup rows say it (processes, or threads, that found
+	# the map full)
+	ovp=$(grep '"type":"cgroup"' $name.jl | sed -n 's/.*"overflow_processes":\([0-9]*\).*/\1/p' |
+		awk '{ s += $1; n++ } END { print n ? s : "none" }')
 	info $name-session "attach=$(session_attach $name.jl) stderr: $(head -c 600 $name.out.err | words)"
 	# KEY FAULTS of every row, from the heads of the rows (the page faults
 	# come within the first 500 characters; delays make rows 2 kB)
 	key=pid
 	[ "$type" = process ] || key=tid
 	cut -c1-800 $name.out | grep "\"type\": *\"$type\"" >$name.heads
+	ovr=$(jl_compact $name.heads | grep -c '"overflow":true')
 	jl_compact $name.heads |
 		sed -n "s/^{\"type\":\"$type\"[^{]*\"$key\":\([0-9]*\),.*\"page-faults\":{\"count\":\([0-9]*\).*/\1 \2/p" >$name.rows
 	rm -f $name.out $name.heads
@@ -545,11 +552,12 @@ pop_run() {
 				n, n - miss, ok, bad, miss, n, n - miss, ok, bad, bs, miss, ms, rows
 		}' pop.want.$type $name.rows)
 	set -- ${v%%|*}
-	got="${type} rows of the population's ${key}s: ${v#*|}; overflow-credits=$ovf map_capacity=$capacity pmbpf-exit=$rc"
-	if [ "$1" -gt 0 ] && [ "$2" = "$1" ] && [ "$3" = "$1" ] && [ "$ovf" = 0 ] && [ $rc -eq 0 ]; then
+	got="${type} rows of the population's ${key}s: ${v#*|}; overflow-credits=$ovf overflow_processes=$ovp overflow-rows=$ovr map_capacity=$capacity pmbpf-exit=$rc"
+	if [ "$1" -gt 0 ] && [ "$2" = "$1" ] && [ "$3" = "$1" ] && [ "$ovf" = 0 ] && [ "$ovp" = 0 ] &&
+		[ "$ovr" = 0 ] && [ $rc -eq 0 ]; then
 		pass $name "$got"
 	else
-		fail $name "$got (want every $key a row, its page faults those its threads touched, 0 overflow credits, exit 0)"
+		fail $name "$got (want every $key a row, its page faults those its threads touched, no overflow, exit 0)"
 		show $name.out.err
 	fi
 }
