@@ -522,7 +522,7 @@ pop_run() {
 	capacity=$(echo "$sysl" | sed -n 's/.*"map_capacity":\([0-9]*\).*/\1/p')
 	says=$(echo "$sysl" | sed -n 's/.*"map_memory_bytes":\([0-9]*\).*/\1/p')
 	ovf=$(grep '"type":"system"' $name.jl | sed -n 's/.*"overflow_credits":\([0-9]*\).*/\1/p' |
-		awk '{ s += $1 } END { print s + 0 }')
+		awk '{ s += $1; n++ } END { print n ? s : "none" }')
 	counting=$(grep '"type":"event"' $name.jl | grep -c '"state":"counting"')
 	# overflow as the cgroup rows say it (processes, or threads, that found
 	# the map full)
