@@ -203,12 +203,23 @@ static __always_inline void attribute(struct cpu_state *st, struct pmbpf_counts 
  * come in st's arg_* (at most five arguments, and no stack: 6.1 allows 512
  * bytes for a chain of calls together).
  */
-__noinline int attribute_full(struct cpu_state *st, struct pmbpf_counts *c,
+__noinline int attribute_full(struct cpu_state *st, struct task_state *ps, struct pmbpf_counts *c,
 			      struct pmbpf_counts *rest)
 {
-	if (st)
-		attribute(st, c, rest, st->arg_owner, bpf_get_smp_processor_id(), st->arg_now,
-			  st->arg_runtime, st->arg_know, st->arg_ran);
+	if (!st)
+		return 0;
+	/*
+	 * A thread's counts (taken) come as its task storage, not as a
+	 * pointer to them: a global function's pointer argument must reach
+	 * a whole struct pmbpf_counts, and a thread's hold only the shared
+	 * map's events (struct task_state).
+	 */
+	if (counts_shared && ps) {
+		barrier_var(ps); /* no address computed before the NULL test */
+		c = thread_counts_of(ps);
+	}
+	attribute(st, c, rest, st->arg_owner, bpf_get_smp_processor_id(), st->arg_now,
+		  st->arg_runtime, st->arg_know, st->arg_ran);
 	return 0;
 }
 

@@ -82,7 +82,7 @@ static __always_inline void unmonitored_switch(struct cpu_state *st, struct task
 		st->arg_know = *raw;
 		st->arg_ran = RAN_SPAN;
 		st->arg_owner = 0;
-		attribute_full(st, NULL, NULL);
+		attribute_full(st, NULL, NULL, NULL);
 	} else {
 		attribute(st, NULL, NULL, 0, cpu, now, 0, *raw, RAN_SPAN);
 	}

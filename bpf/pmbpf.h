@@ -11,6 +11,12 @@
 
 #define PMBPF_MAX_EVENTS 8
 #define PMBPF_COMM_LEN	 16
+/*
+ * The counting events of the shared counts map (counts_shared), and so of a
+ * thread's counts in its task storage (struct task_state): with more,
+ * switches credit the per-CPU map.
+ */
+#define PMBPF_SHARED_EVENTS 4
 
 /* tgid of the entry that collects processes that found the map full */
 #define PMBPF_OVERFLOW_TGID 0xffffffffU

@@ -75,7 +75,10 @@ __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u6
 	st->arg_know = know;
 	st->arg_ran = ran;
 	st->arg_owner = per_thread ? pid : tgid;
-	attribute_full(st, c, rest);
+	if (held)
+		attribute_full(st, ps, NULL, rest);
+	else
+		attribute_full(st, NULL, c, rest);
 	if (held && ps) {
 		ran_list_push(ps, pid, cpu);
 		thread_release(ps);
@@ -123,7 +126,7 @@ static __always_inline bool shared_span_end_fast(struct cpu_state *st, struct ta
 	}
 	ps->counts_cgid = cgid;
 	ps->has_counts = 1;
-	attribute(st, &ps->counts, NULL, per_thread ? pid : tgid, cpu, now, 0, know,
+	attribute(st, thread_counts_of(ps), NULL, per_thread ? pid : tgid, cpu, now, 0, know,
 		  oncpu_ran(st, pid, sum));
 	ran_list_push(ps, pid, cpu);
 	thread_release(ps);

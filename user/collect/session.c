@@ -87,7 +87,7 @@ struct session {
 	bool force_wakeup_progs; /* --wakeup-progs */
 };
 
-#define FOLD_MAX_SLOTS 4
+#define FOLD_MAX_SLOTS PMBPF_SHARED_EVENTS
 
 /*
  * The switch program times run-queue waits from the scheduler's sched_info
