@@ -43,10 +43,11 @@ def assert_credited(rec, truth):
 
 @needs_root
 @pytest.mark.skipif(not hotplug_possible(), reason=f"{ONLINE} missing or not writable")
-def test_cpu_offline_and_back(recorder):
+def test_cpu_offline_and_back(recorder, host):
     """Counts on CPU 0 while CPU 1 is offline are exact; CPU 1 counts again after
     its return (its counters died and are reopened); every interval conserves, and
-    CPU 1's offline time is cpu_offline_ns, no row's."""
+    CPU 1's offline time is cpu_offline_ns, no row's. At rest and with the host
+    busy (conftest's host: a spinner per CPU and a fork storm)."""
     init0 = init_switch_ins()
     rec = recorder("-e", "page-faults,context-switches", "-i", "0.3")
     rec.wait_intervals(1)
