@@ -72,14 +72,8 @@ static __always_inline void thread_fold_body(struct task_state *ps, __u32 tgid,
 	ps->has_counts = 0;
 }
 
-static __noinline void thread_fold(struct task_state *ps, __u32 tgid, struct task_struct *task,
-				   __u32 scratch_idx)
-{
-	thread_fold_body(ps, tgid, task, scratch_idx);
-}
-
 /*
- * thread_fold() at a switch, of the thread leaving (current): a global
+ * thread_fold_body() at a switch, of the thread leaving (current): a global
  * function, verified once rather than at each of its callers in every path
  * of the switch program (bpf_get_current_task_btf(): 5.11, switch_btf only).
  */
@@ -253,19 +247,35 @@ __noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_coun
 }
 
 /*
+ * The fold and drain iterators' fold of a thread (task: the iterator's,
+ * trusted): its counts to its entry. A switch on another CPU that holds
+ * them frees them within nanoseconds: tried a few times, then left for the
+ * next read.
+ */
+static __noinline void thread_fold_free(struct task_state *ps, struct task_struct *task)
+{
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (thread_take(ps)) {
+			thread_fold_body(ps, task->tgid, task, SCRATCH_FOLD);
+			thread_release(ps);
+			return;
+		}
+	}
+}
+
+/*
  * counts_shared, run by userspace after the flush and before each read:
  * every thread's counts to its process's entry, exiting ones' included
  * (what they credit after is folded at their last switch:
- * thread_fold_last). Counts that a switch on
- * another CPU holds are free within nanoseconds: tried a few times, then
- * left for the next read.
+ * thread_fold_last).
  */
 SEC("iter/task")
 int fold(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct task_state *ps;
-	int i;
 
 	/*
 	 * Most tasks of a host have no local storage: no helper call for them.
@@ -275,15 +285,8 @@ int fold(struct bpf_iter__task *ctx)
 	if (!task || !task->bpf_storage)
 		return 0;
 	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
-	if (!ps || !ps->has_counts)
-		return 0;
-	for (i = 0; i < 64; i++) {
-		if (thread_take(ps)) {
-			thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
-			thread_release(ps);
-			break;
-		}
-	}
+	if (ps && ps->has_counts)
+		thread_fold_free(ps, task);
 	return 0;
 }
 
@@ -322,7 +325,6 @@ static long drain_one(__u32 i, void *ctx)
 	struct ran_list *l = bpf_map_lookup_elem(&ran_lists, &idx);
 	struct task_struct *task;
 	struct task_state *ps;
-	int k;
 
 	if (!l)
 		return 1;
@@ -332,15 +334,8 @@ static long drain_one(__u32 i, void *ctx)
 	if (!task)
 		return 0; /* gone: folded at its last switch */
 	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
-	if (ps && ps->has_counts) {
-		for (k = 0; k < 64; k++) {
-			if (thread_take(ps)) {
-				thread_fold(ps, task->tgid, task, SCRATCH_FOLD);
-				thread_release(ps);
-				break;
-			}
-		}
-	}
+	if (ps && ps->has_counts)
+		thread_fold_free(ps, task);
 	bpf_task_release(task);
 	return 0;
 }
