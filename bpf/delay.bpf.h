@@ -24,6 +24,15 @@
 
 const volatile bool delay_on = false;
 
+/*
+ * Bumped by userspace at each read, before the flush: a pair added to
+ * since the last read's bump has a gen at least that read's delay_gen, and
+ * the reading iterator (read_delays) takes only pairs whose gen is at
+ * least delay_read_min (the last read's delay_gen; 0: every pair).
+ */
+volatile __u64 delay_gen;
+volatile __u64 delay_read_min;
+
 struct delay_span {
 	__u64 start_ns;
 	__u64 end_ns;
@@ -63,7 +72,7 @@ struct {
 
 /*
  * Sized by userspace: 1 entry with --no-delays. Updated only when a pair
- * leaves its slot or at a flush. Preallocated (about 1.6 MB): before 6.1
+ * leaves its slot or at a flush. Preallocated (about 1.8 MB): before 6.1
  * (bpf_mem_alloc) an element allocated here, with the run queue locked, is
  * a GFP_ATOMIC kmalloc that can wake kswapd under memory pressure, and that
  * wakeup can need this CPU's run-queue lock (the verifier warns of it).
@@ -105,9 +114,15 @@ static __always_inline int delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 	return 0;
 }
 
+/*
+ * Add to a pair, marked with this read's delay_gen after the adds: a mark
+ * older than another CPU's (it read delay_gen before the bump) is stored
+ * before this CPU's flush, so the read that follows takes the pair with
+ * the other CPU's adds or the next one does (delay_gen's mark).
+ */
 static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits)
 {
-	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits };
+	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits, .gen = delay_gen };
 	long err;
 
 	v = bpf_map_lookup_elem(&delays, k);
@@ -123,6 +138,7 @@ static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u
 	}
 	__sync_fetch_and_add(&v->ns, ns);
 	__sync_fetch_and_add(&v->waits, waits);
+	v->gen = delay_gen;
 }
 
 static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
@@ -253,6 +269,30 @@ static __always_inline void delay_wait_inline(__u32 tgid, __u64 cgid, __u64 lat,
 		return;
 	}
 	delay_wait(tgid, cgid, lat, now);
+}
+
+/*
+ * The read of the delays map (userspace runs it after the flush, where the
+ * kernel has it): a record (key, value) per pair added to since the last
+ * read (delay_read_min), not every pair of the map.
+ */
+SEC("iter/bpf_map_elem")
+int read_delays(struct bpf_iter__bpf_map_elem *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct pmbpf_delay_key *k = ctx->key;
+	struct pmbpf_delay_val *v = ctx->value;
+	struct {
+		struct pmbpf_delay_key k;
+		struct pmbpf_delay_val v;
+	} rec;
+
+	if (!k || !v || v->gen < delay_read_min)
+		return 0;
+	rec.k = *k; /* copied: a read-only buffer is no helper's argument */
+	rec.v = *v;
+	bpf_seq_write(seq, &rec, sizeof(rec));
+	return 0;
 }
 
 #endif /* __PMBPF_DELAY_BPF_H */

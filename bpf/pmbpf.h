@@ -138,6 +138,7 @@ struct pmbpf_delay_key {
 struct pmbpf_delay_val {
 	__u64 ns; /* waiting time while by ran */
 	__u64 waits; /* waits in which by ran */
+	__u64 gen; /* delay_gen when last added to: a read takes the pairs that grew since the last */
 };
 
 #endif /* __PMBPF_H */

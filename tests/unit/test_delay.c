@@ -251,9 +251,77 @@ static void test_no_pairs(void)
 	delay_acct__free(a);
 }
 
+/*
+ * Reads of the pairs that grew only (the read_delays iterator): a pair a
+ * read does not give keeps its base, its next growth is its delta; a pair
+ * given twice counts once; an exited waiter's pairs are handed back even
+ * those this read did not give.
+ */
+static void test_changed_pairs_only(void)
+{
+	struct delay_acct *a = delay_acct__new();
+	const struct pmbpf_delay_key *dead;
+	const struct delay_pair *p;
+	size_t nr_dead;
+
+	if (!CHECK(a))
+		return;
+	/* read 1: every pair */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	row(12, 1, "other", "/v", false);
+	entry(a, 10, 1, 20, 2, 1000, 4);
+	entry(a, 10, 1, 0, 9, 300, 1);
+	entry(a, 12, 1, 0, 9, 70, 1);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 3);
+
+	/* read 2: nothing grew, nothing given */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 0);
+
+	/* read 3: one pair grew (given twice, as an iterator may), a new one */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	entry(a, 10, 1, 0, 9, 350, 2);
+	entry(a, 11, 1, 0, 9, 5, 1);
+	entry(a, 10, 1, 0, 9, 350, 2);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 2);
+	p = pair(10, 0);
+	CHECK(p && p->ns == 50 && p->waits == 1);
+	CHECK(pair(11, 0) && pair(11, 0)->ns == 5);
+	CHECK(pair(10, 20) == NULL);
+
+	/* read 4: 10 exited, only (10, 20) given: all three of its pairs go */
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", true);
+	entry(a, 10, 1, 20, 2, 1100, 5);
+	CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead), 0);
+	CHECK_EQ_U64(snap.nr_delays, 1);
+	p = pair(10, 20);
+	CHECK(p && p->ns == 100 && p->waits == 1);
+	CHECK_EQ_U64(nr_dead, 2);
+	CHECK(nr_dead == 2 && dead[0].tgid == 10 && dead[1].tgid == 10 &&
+	      dead[0].by_tgid != dead[1].by_tgid);
+
+	/* read 5: 10's pairs were forgotten, 12's kept: its growth is its delta */
+	snapshot__reset(&snap);
+	entry(a, 10, 1, 20, 2, 40, 1);
+	entry(a, 12, 1, 0, 9, 90, 2);
+	finish(a, 0);
+	CHECK_EQ_U64(snap.nr_delays, 2);
+	CHECK(pair(10, 20) && pair(10, 20)->ns == 40);
+	CHECK(pair(12, 0) && pair(12, 0)->ns == 20 && pair(12, 0)->waits == 1);
+	delay_acct__free(a);
+}
+
 int main(void)
 {
 	test_no_pairs();
+	test_changed_pairs_only();
 	test_deltas_and_exits();
 	test_sums();
 	snapshot__free(&snap);

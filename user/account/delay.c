@@ -15,9 +15,16 @@ struct pair_state {
 	struct pmbpf_delay_val v;
 };
 
+/*
+ * A read gives the pairs that grew since the last (the iterator of
+ * read_delays), or every pair (a batch lookup): either way cur, and the
+ * pairs it does not hold keep their state of an earlier read in prev.
+ */
 struct delay_acct {
-	struct pair_state *cur, *prev; /* this read's entries; the last read's, sorted */
+	struct pair_state *cur, *prev; /* this read's entries; every pair known, sorted */
 	size_t nr_cur, cap_cur, nr_prev, cap_prev;
+	struct pair_state *next; /* the next prev, built by delay_acct__finish() */
+	size_t cap_next;
 	struct pmbpf_delay_key *dead;
 	size_t nr_dead, cap_dead;
 };
@@ -33,6 +40,7 @@ void delay_acct__free(struct delay_acct *a)
 		return;
 	free(a->cur);
 	free(a->prev);
+	free(a->next);
 	free(a->dead);
 	free(a);
 }
@@ -284,6 +292,73 @@ static int sort_rows(const struct snapshot *snap, struct proc_row **idx)
 	return err;
 }
 
+/* A waiter whose pairs go: its row (the one find_row() names) exited in this snapshot. */
+struct gone {
+	__u32 pid;
+	__u64 cgroup_id;
+};
+
+static int dead_add(struct delay_acct *a, const struct pmbpf_delay_key *k)
+{
+	if (a->nr_dead == a->cap_dead) {
+		size_t cap = a->cap_dead ? a->cap_dead * 2 : 64;
+		struct pmbpf_delay_key *d = realloc(a->dead, cap * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		a->dead = d;
+		a->cap_dead = cap;
+	}
+	a->dead[a->nr_dead++] = *k;
+	return 0;
+}
+
+/*
+ * Into the next base (a->next, in key order), unless its waiter is gone
+ * (*g: the gone waiters, in (pid, cgroup) order, the key order's prefix):
+ * then handed back for deletion.
+ */
+static int keep(struct delay_acct *a, const struct pair_state *p, const struct gone *gone,
+		size_t nr_gone, size_t *g, size_t *w)
+{
+	while (*g < nr_gone && (cmp_u64(gone[*g].pid, p->k.tgid) ?:
+					cmp_u64(gone[*g].cgroup_id, p->k.cgroup_id)) < 0)
+		(*g)++;
+	if (*g < nr_gone && gone[*g].pid == p->k.tgid && gone[*g].cgroup_id == p->k.cgroup_id)
+		return dead_add(a, &p->k);
+	a->next[(*w)++] = *p;
+	return 0;
+}
+
+/* The waiters whose pairs go: rows (in idx's order) that find_row() names and that exited. */
+static struct gone *gone_waiters(struct proc_row **idx, size_t nr_rows, size_t *nr)
+{
+	struct gone *g = NULL;
+	size_t i, n = 0, cap = 0;
+
+	for (i = 0; i < nr_rows; i++) {
+		const struct proc_row *r = idx[i];
+
+		if (!r->exited || find_row(idx, nr_rows, r->pid, r->cgroup_id) != r)
+			continue;
+		if (n == cap) {
+			struct gone *t = realloc(g, (cap ? cap * 2 : 16) * sizeof(*t));
+
+			if (!t) {
+				free(g);
+				return NULL;
+			}
+			g = t;
+			cap = cap ? cap * 2 : 16;
+		}
+		g[n].pid = r->pid;
+		g[n].cgroup_id = r->cgroup_id;
+		n++;
+	}
+	*nr = n;
+	return g ? g : calloc(1, sizeof(*g));
+}
+
 int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
@@ -291,7 +366,8 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 {
 	struct proc_row **idx = NULL;
 	struct pair_state *tmp;
-	size_t i, j = 0, w, cap;
+	struct gone *gone = NULL;
+	size_t i, j = 0, w = 0, g = 0, cap, nr_gone = 0;
 	int err = 0;
 
 	snap->delays_on = true;
@@ -308,20 +384,44 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 				idx[i] = &snap->rows[i];
 			qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
 		}
+		gone = gone_waiters(idx, snap->nr_rows, &nr_gone);
+		if (!gone) {
+			free(idx);
+			return -ENOMEM;
+		}
 	}
-	for (i = 0, w = 0; i < a->nr_cur; i++) {
+	if (a->nr_prev + a->nr_cur > a->cap_next) {
+		cap = a->nr_prev + a->nr_cur;
+		tmp = realloc(a->next, cap * sizeof(*tmp));
+		if (!tmp) {
+			free(gone);
+			free(idx);
+			return -ENOMEM;
+		}
+		a->next = tmp;
+		a->cap_next = cap;
+	}
+	/* the pairs of this read against the base, merged into the next base */
+	for (i = 0; i < a->nr_cur && !err; i++) {
 		struct pair_state *c = &a->cur[i];
 		__u64 ns = c->v.ns, waits = c->v.waits;
 		const struct proc_row *victim;
 		struct delay_pair *p;
 
-		while (j < a->nr_prev && key_cmp(&a->prev[j].k, &c->k) < 0)
-			j++;
+		/* an iterator may give a pair twice (an insertion into its bucket between reads) */
+		if (i && !key_cmp(&a->cur[i - 1].k, &c->k))
+			continue;
+		while (!err && j < a->nr_prev && key_cmp(&a->prev[j].k, &c->k) < 0)
+			err = keep(a, &a->prev[j++], gone, nr_gone, &g, &w);
+		if (err)
+			break;
 		/* a pair only grows; smaller means the kernel entry was new (deleted and re-made) */
-		if (j < a->nr_prev && !key_cmp(&a->prev[j].k, &c->k) && a->prev[j].v.ns <= ns &&
-		    a->prev[j].v.waits <= waits) {
-			ns -= a->prev[j].v.ns;
-			waits -= a->prev[j].v.waits;
+		if (j < a->nr_prev && !key_cmp(&a->prev[j].k, &c->k)) {
+			if (a->prev[j].v.ns <= ns && a->prev[j].v.waits <= waits) {
+				ns -= a->prev[j].v.ns;
+				waits -= a->prev[j].v.waits;
+			}
+			j++;
 		}
 		victim = idx ? find_row(idx, snap->nr_rows, c->k.tgid, c->k.cgroup_id) : NULL;
 		if (ns || waits) {
@@ -344,24 +444,11 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 				   p->by_pid, p->by_cgroup_id, p->by_comm, &p->by_cgroup,
 				   cgroup_path, comm_of, ctx);
 		}
-		/* the waiter exited: this was its last delta */
-		if (victim && victim->exited) {
-			if (a->nr_dead == a->cap_dead) {
-				size_t cap = a->cap_dead ? a->cap_dead * 2 : 64;
-				struct pmbpf_delay_key *d = realloc(a->dead, cap * sizeof(*d));
-
-				if (!d) {
-					err = -ENOMEM;
-					break;
-				}
-				a->dead = d;
-				a->cap_dead = cap;
-			}
-			a->dead[a->nr_dead++] = c->k;
-			continue;
-		}
-		a->cur[w++] = *c;
+		/* the waiter exited: this was its last delta (keep() hands it back) */
+		err = keep(a, c, gone, nr_gone, &g, &w);
 	}
+	while (!err && j < a->nr_prev)
+		err = keep(a, &a->prev[j++], gone, nr_gone, &g, &w);
 	/* without the index (out of memory) the lookups scan every pair */
 	if (!err && build_index(snap)) {
 		free(snap->delay_index[0]);
@@ -369,18 +456,24 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		snap->delay_index[0] = snap->delay_index[1] = NULL;
 		snap->cap_delay_index = 0;
 	}
-	if (err)
-		w = a->nr_cur; /* keep every pair: the next read diffs against them */
+	free(gone);
 	free(idx);
-	/* this read becomes the base of the next */
+	a->nr_cur = 0;
+	if (err) {
+		/* the base stays: the next read diffs against it (its pairs may repeat deltas) */
+		a->nr_dead = 0;
+		*dead = a->dead;
+		*nr_dead = 0;
+		return err;
+	}
+	/* the merged pairs become the base of the next read */
 	tmp = a->prev;
 	cap = a->cap_prev;
-	a->prev = a->cur;
-	a->cap_prev = a->cap_cur;
+	a->prev = a->next;
+	a->cap_prev = a->cap_next;
 	a->nr_prev = w;
-	a->cur = tmp;
-	a->cap_cur = cap;
-	a->nr_cur = 0;
+	a->next = tmp;
+	a->cap_next = cap;
 	*dead = a->dead;
 	*nr_dead = a->nr_dead;
 	return err;

@@ -51,8 +51,8 @@
 struct session {
 	struct pmbpf_bpf *skel;
 	struct bpfload bl;
-	/* the attached programs, flush and fold, for self statistics */
-	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 2];
+	/* the attached programs, flush, fold or drain, read_delays: for self statistics */
+	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 3];
 	int nr_progs;
 	struct counters ctr; /* the per-CPU perf counters */
 	bool *flush_online; /* the CPUs online as the last flush began: flush_cpus() */
@@ -79,6 +79,11 @@ struct session {
 	struct hot *hot; /* --hot, or NULL */
 	struct delay_acct *delays; /* --delays, or NULL */
 	struct map_reader delays_rd;
+	/* shared: the delays map's reading iterator (read_delays), its records' buffer */
+	struct bpf_link *delays_iter;
+	char *iter_buf;
+	size_t iter_cap;
+	bool delays_read; /* a read of the delays map was made: the next takes changes only */
 	bool delays_on; /* session_opts.delays resolved */
 	bool threads; /* --threads: an entry per thread */
 	struct bpf_link *fold; /* the task iterator that folds threads' counts (shared) */
@@ -154,6 +159,8 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	drain = drain && fold;
 	bpf_program__set_autoload(skel->progs.drain, drain);
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
+	/* on the kernels of the shared map (bpf_map_elem iterators: 5.9) */
+	bpf_program__set_autoload(skel->progs.read_delays, fold && s->delays_on);
 	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->ctr.nr_cpus : 1);
 	skel->rodata->ran_drain = drain;
 	skel->rodata->counts_shared = fold;
@@ -290,6 +297,19 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/* A bpf_map_elem iterator of prog over map. */
+static struct bpf_link *attach_map_iter(struct bpf_program *prog, struct bpf_map *map)
+{
+	union bpf_iter_link_info linfo = { .map.map_fd = bpf_map__fd(map) };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+	struct bpf_link *link = bpf_program__attach_iter(prog, &opts);
+
+	if (!link)
+		pr_err("cannot attach %s: %s\n", bpf_program__name(prog), strerror(errno));
+	return link;
+}
+
 static int attach(struct session *s)
 {
 	struct bpf_program *iter;
@@ -300,6 +320,12 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
+	if (bpf_program__autoload(s->skel->progs.read_delays)) {
+		s->delays_iter = attach_map_iter(s->skel->progs.read_delays, s->skel->maps.delays);
+		if (!s->delays_iter)
+			return -errno;
+		s->progs[s->nr_progs++] = s->skel->progs.read_delays;
+	}
 	if (!s->shared) {
 		if (s->fold_mode == THREAD_FOLD_ON)
 			pr_err("--thread-fold=on: switches credit the per-CPU process entries here (the shared map and its fold need tp_btf on 5.19 or later, before 6.2 the initial pid namespace, and at most %d counting events)\n",
@@ -307,21 +333,18 @@ static int attach(struct session *s)
 		return 0;
 	}
 	if (s->skel->rodata->ran_drain) {
-		union bpf_iter_link_info linfo = { .map.map_fd =
-							   bpf_map__fd(s->skel->maps.ran_lists) };
-		LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
-			    .link_info_len = sizeof(linfo));
-
 		iter = s->skel->progs.drain;
-		s->fold = bpf_program__attach_iter(iter, &opts);
+		s->fold = attach_map_iter(iter, s->skel->maps.ran_lists);
+		if (!s->fold)
+			return -errno;
 	} else {
 		iter = s->skel->progs.fold;
 		s->fold = bpf_program__attach_iter(iter, NULL);
-	}
-	if (!s->fold) {
-		err = -errno;
-		pr_err("cannot attach %s: %s\n", bpf_program__name(iter), strerror(-err));
-		return err;
+		if (!s->fold) {
+			err = -errno;
+			pr_err("cannot attach %s: %s\n", bpf_program__name(iter), strerror(-err));
+			return err;
+		}
 	}
 	s->progs[s->nr_progs++] = iter;
 	return 0;
@@ -531,6 +554,7 @@ int session__open(struct session **sp, const struct session_opts *o)
 		       live, s->threads ? "threads" : "processes", s->max_procs);
 	s->skel->bss->read_gen = 1;
 	s->skel->bss->list_gen = 1;
+	s->skel->bss->delay_gen = 1;
 	err = attach(s);
 	if (err)
 		goto fail;
@@ -596,6 +620,60 @@ static int delay_entry(void *ctx, const void *key, const void *value, size_t str
 	return delay_acct__entry(ctx, key, value);
 }
 
+/*
+ * The whole output of one run of an iterator, in s->iter_buf: *len bytes.
+ * Read to the end before it is used: the caller may delete entries, and a
+ * deletion in the bucket the iterator walks could skip its next entry.
+ */
+static int iter_read_all(struct session *s, struct bpf_link *link, size_t *len)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	*len = 0;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (s->iter_cap - *len < 65536) {
+			size_t cap = s->iter_cap ? 2 * s->iter_cap : 1 << 20;
+			char *p = realloc(s->iter_buf, cap);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			s->iter_buf = p;
+			s->iter_cap = cap;
+		}
+		n = read(fd, s->iter_buf + *len, s->iter_cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		*len += n;
+	}
+	close(fd);
+	return err;
+}
+
+/* The pairs that grew since the last read, through read_delays; the first read, all. */
+static int read_delays_iter(struct session *s)
+{
+	const size_t rec = sizeof(struct pmbpf_delay_key) + sizeof(struct pmbpf_delay_val);
+	size_t len, i;
+	int err = iter_read_all(s, s->delays_iter, &len);
+
+	for (i = 0; !err && i + rec <= len; i += rec)
+		err = delay_acct__entry(
+			s->delays, (const void *)(s->iter_buf + i),
+			(const void *)(s->iter_buf + i + sizeof(struct pmbpf_delay_key)));
+	s->delays_read = !err; /* after a failed read, every pair again */
+	return err;
+}
+
 static void proc_comm(void *ctx, __u32 pid, char *buf, size_t len)
 {
 	(void)ctx;
@@ -612,7 +690,8 @@ static int read_delays(struct session *s, struct snapshot *snap)
 	const struct pmbpf_delay_key *dead;
 	size_t nr_dead, i;
 	int fd = bpf_map__fd(s->skel->maps.delays);
-	int err = map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
+	int err = s->delays_iter ? read_delays_iter(s) :
+				   map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
 
 	if (err) {
 		pr_err("cannot read delays map: %s\n", strerror(err < 0 ? -err : ENOMEM));
@@ -721,6 +800,9 @@ int session__collect(struct session *s, struct snapshot *snap)
 	/* the threads that ran until now are listed in the previous generation */
 	if (s->skel->rodata->ran_drain)
 		s->skel->bss->list_gen++;
+	/* pairs added to from here on are marked for the next read too (delay.bpf.h) */
+	s->skel->bss->delay_read_min = s->delays_read ? s->skel->bss->delay_gen : 0;
+	s->skel->bss->delay_gen++;
 	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
@@ -875,6 +957,8 @@ void session__close(struct session *s)
 		return;
 	hot__free(s->hot);
 	bpf_link__destroy(s->fold);
+	bpf_link__destroy(s->delays_iter);
+	free(s->iter_buf);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
