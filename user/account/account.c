@@ -404,6 +404,11 @@ static void marked_add(struct account *a, const struct pmbpf_key *key,
 	a->nr_marked++;
 }
 
+void account__prefetch(const struct account *a, const struct pmbpf_key *key)
+{
+	proctable__prefetch(&a->table, key);
+}
+
 int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals)
 {
 	return account__entry_cpus(a, key, vals, a->o.nr_cpus, a->o.stride);

@@ -71,6 +71,8 @@ int account__entry(struct account *a, const struct pmbpf_key *key, const void *v
 /* The same with nr_cpus values stride bytes apart (the idle task's per-CPU counts). */
 int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const void *vals,
 			int nr_cpus, size_t stride);
+/* A hint: key's entry comes soon (account__entry); its state starts loading. */
+void account__prefetch(const struct account *a, const struct pmbpf_key *key);
 /* An exit record from the ring buffer (len bytes). */
 int account__exit(struct account *a, const void *data, size_t len);
 /* The map and the exit records are read: the exited processes' rows. */

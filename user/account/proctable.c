@@ -72,6 +72,19 @@ struct proc_entry *proctable__find(struct proctable *t, const struct pmbpf_key *
 	return probe(t->slots, t->cap, key, false);
 }
 
+void proctable__prefetch(const struct proctable *t, const struct pmbpf_key *key)
+{
+	const struct proc_entry *slot;
+	size_t off;
+
+	if (!t->cap)
+		return;
+	slot = &t->slots[key_hash(key) & (t->cap - 1)];
+	/* its key and its counts: the slot's every cache line */
+	for (off = 0; off < sizeof(*slot); off += 64)
+		__builtin_prefetch((const char *)slot + off);
+}
+
 struct proc_entry *proctable__get(struct proctable *t, const struct pmbpf_key *key)
 {
 	struct proc_entry *e = proctable__find(t, key);

@@ -27,6 +27,11 @@ struct proctable {
 };
 
 struct proc_entry *proctable__find(struct proctable *t, const struct pmbpf_key *key);
+/*
+ * Start loading the slot where key's entry would be (a read walks the
+ * kernel's entries in its own order: each probe misses the cache otherwise).
+ */
+void proctable__prefetch(const struct proctable *t, const struct pmbpf_key *key);
 /* Find or add; a new entry has zero counts. NULL when out of memory. */
 struct proc_entry *proctable__get(struct proctable *t, const struct pmbpf_key *key);
 void proctable__remove(struct proctable *t, struct proc_entry *e);

@@ -606,9 +606,20 @@ struct map_walk {
 	int err; /* on_entry's */
 };
 
+/* Entries ahead of the one accounted whose state is prefetched (a batch holds them). */
+#define PREFETCH_AHEAD 6
+
 static int walk_entry(void *ctx, const void *key, const void *vals, size_t stride)
 {
 	struct map_walk *w = ctx;
+	const struct map_reader *r = &w->s->counts;
+	size_t i = ((const char *)key - (const char *)r->keys) / r->key_size;
+
+	/* the reader's buffer past this batch holds an older one's keys: a wasted hint */
+	if (!r->no_batch && i + PREFETCH_AHEAD < r->chunk)
+		account__prefetch(w->s->acct,
+				  (const struct pmbpf_key *)((const char *)key +
+							     PREFETCH_AHEAD * r->key_size));
 
 	w->err = on_entry(w->s, key, vals);
 	return w->err;
