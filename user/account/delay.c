@@ -408,8 +408,12 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		const struct proc_row *victim;
 		struct delay_pair *p;
 
-		/* an iterator may give a pair twice (an insertion into its bucket between reads) */
-		if (i && !key_cmp(&a->cur[i - 1].k, &c->k))
+		/*
+		 * An iterator may give a pair twice (an insertion into its bucket
+		 * between two read() calls): the later one, in read order (the
+		 * sort is stable), holds what it had added since.
+		 */
+		if (i + 1 < a->nr_cur && !key_cmp(&a->cur[i + 1].k, &c->k))
 			continue;
 		while (!err && j < a->nr_prev && key_cmp(&a->prev[j].k, &c->k) < 0)
 			err = keep(a, &a->prev[j++], gone, nr_gone, &g, &w);
