@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpfload.h"
@@ -285,4 +286,60 @@ int prog_stats__read(struct bpf_program *const *progs, int nr, struct prog_stat 
 		n++;
 	}
 	return n;
+}
+
+int iter_reader__attach(struct iter_reader *r, struct bpf_program *prog, struct bpf_map *map)
+{
+	union bpf_iter_link_info linfo = { .map.map_fd = map ? bpf_map__fd(map) : -1 };
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
+		    .link_info_len = sizeof(linfo));
+	int err;
+
+	r->link = bpf_program__attach_iter(prog, map ? &opts : NULL);
+	if (r->link)
+		return 0;
+	err = -errno;
+	pr_err("cannot attach %s: %s\n", bpf_program__name(prog), strerror(-err));
+	return err;
+}
+
+int iter_reader__run(struct iter_reader *r, size_t *len)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	*len = 0;
+	fd = bpf_iter_create(bpf_link__fd(r->link));
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (r->cap - *len < 65536) {
+			size_t cap = r->cap ? 2 * r->cap : 1 << 16;
+			char *p = realloc(r->buf, cap);
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			r->buf = p;
+			r->cap = cap;
+		}
+		n = read(fd, r->buf + *len, r->cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		*len += n;
+	}
+	close(fd);
+	return err;
+}
+
+void iter_reader__free(struct iter_reader *r)
+{
+	bpf_link__destroy(r->link);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
 }

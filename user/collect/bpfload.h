@@ -95,6 +95,26 @@ void map_reader__free(struct map_reader *r);
  */
 int percpu_array__sum(int fd, __u64 *sums, __u32 nr);
 
+/* A BPF iterator run from userspace: its link, and the output of its last run. */
+struct iter_reader {
+	struct bpf_link *link;
+	char *buf;
+	size_t cap;
+};
+
+/*
+ * Attach prog as an iterator over map's elements (map NULL: an iterator of
+ * its own kind, such as tasks). Returns 0 or a negative errno, said.
+ */
+int iter_reader__attach(struct iter_reader *r, struct bpf_program *prog, struct bpf_map *map);
+/*
+ * Run it once, to its end: its whole output in r->buf, *len bytes (read
+ * before it is used: a caller that deletes entries while an iterator walks
+ * a bucket could make it skip one). Returns 0 or a negative errno.
+ */
+int iter_reader__run(struct iter_reader *r, size_t *len);
+void iter_reader__free(struct iter_reader *r);
+
 struct prog_stat; /* snapshot.h */
 
 /* The statistics of up to max programs into out; returns how many were read. */

@@ -79,14 +79,11 @@ struct session {
 	struct hot *hot; /* --hot, or NULL */
 	struct delay_acct *delays; /* --delays, or NULL */
 	struct map_reader delays_rd;
-	/* shared: the delays map's reading iterator (read_delays), its records' buffer */
-	struct bpf_link *delays_iter;
-	char *iter_buf;
-	size_t iter_cap;
+	struct iter_reader delays_iter; /* shared: the delays map's (read_delays) */
 	bool delays_read; /* a read of the delays map was made: the next takes changes only */
 	bool delays_on; /* session_opts.delays resolved */
 	bool threads; /* --threads: an entry per thread */
-	struct bpf_link *fold; /* the task iterator that folds threads' counts (shared) */
+	struct iter_reader fold; /* the iterator that folds threads' counts (shared) */
 	enum thread_fold fold_mode; /* --thread-fold */
 	bool wakeup_progs; /* the sched_wakeup programs time run-queue waits */
 	bool force_wakeup_progs; /* --wakeup-progs */
@@ -297,19 +294,6 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
-/* A bpf_map_elem iterator of prog over map. */
-static struct bpf_link *attach_map_iter(struct bpf_program *prog, struct bpf_map *map)
-{
-	union bpf_iter_link_info linfo = { .map.map_fd = bpf_map__fd(map) };
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &linfo,
-		    .link_info_len = sizeof(linfo));
-	struct bpf_link *link = bpf_program__attach_iter(prog, &opts);
-
-	if (!link)
-		pr_err("cannot attach %s: %s\n", bpf_program__name(prog), strerror(errno));
-	return link;
-}
-
 static int attach(struct session *s)
 {
 	struct bpf_program *iter;
@@ -321,9 +305,10 @@ static int attach(struct session *s)
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
 	if (bpf_program__autoload(s->skel->progs.read_delays)) {
-		s->delays_iter = attach_map_iter(s->skel->progs.read_delays, s->skel->maps.delays);
-		if (!s->delays_iter)
-			return -errno;
+		err = iter_reader__attach(&s->delays_iter, s->skel->progs.read_delays,
+					  s->skel->maps.delays);
+		if (err)
+			return err;
 		s->progs[s->nr_progs++] = s->skel->progs.read_delays;
 	}
 	if (!s->shared) {
@@ -332,20 +317,11 @@ static int attach(struct session *s)
 			       FOLD_MAX_SLOTS);
 		return 0;
 	}
-	if (s->skel->rodata->ran_drain) {
-		iter = s->skel->progs.drain;
-		s->fold = attach_map_iter(iter, s->skel->maps.ran_lists);
-		if (!s->fold)
-			return -errno;
-	} else {
-		iter = s->skel->progs.fold;
-		s->fold = bpf_program__attach_iter(iter, NULL);
-		if (!s->fold) {
-			err = -errno;
-			pr_err("cannot attach %s: %s\n", bpf_program__name(iter), strerror(-err));
-			return err;
-		}
-	}
+	iter = s->skel->rodata->ran_drain ? s->skel->progs.drain : s->skel->progs.fold;
+	err = iter_reader__attach(&s->fold, iter,
+				  s->skel->rodata->ran_drain ? s->skel->maps.ran_lists : NULL);
+	if (err)
+		return err;
 	s->progs[s->nr_progs++] = iter;
 	return 0;
 }
@@ -359,35 +335,14 @@ static int attach(struct session *s)
  */
 static int fold_threads(struct session *s)
 {
-	char buf[64];
-	ssize_t n;
-	int fd, err = 0;
+	size_t len;
+	int err = s->fold.link ? iter_reader__run(&s->fold, &len) : 0;
 
-	if (!s->fold)
-		return 0;
-	fd = bpf_iter_create(bpf_link__fd(s->fold));
-	if (fd < 0) {
-		err = -errno;
+	if (err)
 		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
-		return err;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		;
-	if (n < 0) {
-		err = -errno;
-		pr_err("cannot run the thread fold iterator: %s\n", strerror(-err));
-	}
-	close(fd);
 	return err;
 }
 
-/*
- * Run the flush on every CPU online now. Not by the counters' mask: that is
- * the last read's, and a CPU back from hotplug since would go unflushed,
- * its span (its idle task's, mostly) credited whole to the next interval
- * (seen: 620 ms of idle in a 0.3 s interval on 2 CPUs). A CPU that goes
- * offline meanwhile says ENXIO.
- */
 static int flush_cpus(struct session *s)
 {
 	int fd = bpf_program__fd(s->skel->progs.flush), cpu, err;
@@ -631,56 +586,17 @@ static int delay_entry(void *ctx, const void *key, const void *value, size_t str
 	return delay_acct__entry(ctx, key, value);
 }
 
-/*
- * The whole output of one run of an iterator, in s->iter_buf: *len bytes.
- * Read to the end before it is used: the caller may delete entries, and a
- * deletion in the bucket the iterator walks could skip its next entry.
- */
-static int iter_read_all(struct session *s, struct bpf_link *link, size_t *len)
-{
-	ssize_t n;
-	int fd, err = 0;
-
-	*len = 0;
-	fd = bpf_iter_create(bpf_link__fd(link));
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		if (s->iter_cap - *len < 65536) {
-			size_t cap = s->iter_cap ? 2 * s->iter_cap : 1 << 20;
-			char *p = realloc(s->iter_buf, cap);
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			s->iter_buf = p;
-			s->iter_cap = cap;
-		}
-		n = read(fd, s->iter_buf + *len, s->iter_cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		*len += n;
-	}
-	close(fd);
-	return err;
-}
-
 /* The pairs that grew since the last read, through read_delays; the first read, all. */
 static int read_delays_iter(struct session *s)
 {
 	const size_t rec = sizeof(struct pmbpf_delay_key) + sizeof(struct pmbpf_delay_val);
+	const char *buf;
 	size_t len, i;
-	int err = iter_read_all(s, s->delays_iter, &len);
+	int err = iter_reader__run(&s->delays_iter, &len);
 
-	for (i = 0; !err && i + rec <= len; i += rec)
-		err = delay_acct__entry(
-			s->delays, (const void *)(s->iter_buf + i),
-			(const void *)(s->iter_buf + i + sizeof(struct pmbpf_delay_key)));
+	for (i = 0, buf = s->delays_iter.buf; !err && i + rec <= len; i += rec)
+		err = delay_acct__entry(s->delays, (const void *)(buf + i),
+					(const void *)(buf + i + sizeof(struct pmbpf_delay_key)));
 	s->delays_read = !err; /* after a failed read, every pair again */
 	return err;
 }
@@ -701,8 +617,8 @@ static int read_delays(struct session *s, struct snapshot *snap)
 	const struct pmbpf_delay_key *dead;
 	size_t nr_dead, i;
 	int fd = bpf_map__fd(s->skel->maps.delays);
-	int err = s->delays_iter ? read_delays_iter(s) :
-				   map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
+	int err = s->delays_iter.link ? read_delays_iter(s) :
+					map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
 
 	if (err) {
 		pr_err("cannot read delays map: %s\n", strerror(err < 0 ? -err : ENOMEM));
@@ -967,9 +883,8 @@ void session__close(struct session *s)
 	if (!s)
 		return;
 	hot__free(s->hot);
-	bpf_link__destroy(s->fold);
-	bpf_link__destroy(s->delays_iter);
-	free(s->iter_buf);
+	iter_reader__free(&s->fold);
+	iter_reader__free(&s->delays_iter);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
