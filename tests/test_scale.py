@@ -148,7 +148,7 @@ def test_overflow_stays_in_its_cgroup(recorder):
             time.sleep(0.05)
         rec.wait_intervals(1)
         proc = subprocess.Popen([WORK, "fleet", "300", "100", "1"], stdout=subprocess.PIPE,
-                                text=True, preexec_fn=cg.enter)
+                                text=True, env=dict(os.environ, WORK_CGROUP=cg.path))
         kids, report = children_of(proc)
         proc.wait()
         time.sleep(0.2)
@@ -164,7 +164,9 @@ def test_overflow_stays_in_its_cgroup(recorder):
     rows = [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == cg.rel]
     assert rows, [r for r in recs if r["type"] == "cgroup"][:3]
     got = sum(r["events"]["page-faults"]["raw"] for r in rows)
-    truth = report["minflt"] + report["majflt"] + report["children_faults"]
+    # the workload's faults since it joined the cgroup (at its main(): a
+    # preexec_fn's faults before its cgroup write varied, 325-549 in CI)
+    truth = report["minflt"] + report["majflt"] - report["faults_main"] + report["children_faults"]
     assert abs(got - truth) <= 0.01 * truth + 100, (got, truth)
     assert any(r["overflow"] for r in rows), rows[-1]
     assert sum(r["overflow_processes"] for r in rows) > 0, rows
