@@ -283,9 +283,16 @@ def test_prometheus_ground_truth(served, tmp_path):
         assert abs(got - truth_cpu) <= 0.03 * truth_cpu + 0.01, (got, truth_cpu)
         # task-clock, against the cgroup's own CPU time (cpu.stat: the children
         # ran in it from before their exec to their exit), within 1% + 2 ms
-        # (a clock: in seconds, in a family of its own)
+        # (a clock: in seconds, in a family of its own); above it, also up to
+        # 10 us per switch of the workloads (the kernel's count): the clock
+        # includes the switch's own path (docs/fields.md), which the scheduler
+        # does not charge. Measured with 10,000 processes waking every 500 ms
+        # beside it: +21.5 ms with the burn preempted 3,737 times (5.4 us per
+        # switch), +7.0 ms at 2,387, +4.6 ms at 4,811; at rest a few hundred.
+        switches = sum(r["nvcsw"] + r["nivcsw"] for r in reports)
         got = delta(f'pmbpf_cgroup_perf_event_seconds_total{{cgroup="{cg.rel}",event="task-clock"}}')
-        assert abs(got - usage) <= 0.01 * usage + 0.002, (got, usage)
+        assert -(0.01 * usage + 0.002) <= got - usage <= 0.01 * usage + 0.002 + switches * 10e-6, \
+            (got, usage, switches)
         # page faults: at least the 20,000 pages touched, at most the workloads' minflt
         # (which also counts the faults of the forked child before it entered the cgroup)
         got = delta(f'pmbpf_cgroup_perf_events_total{{cgroup="{cg.rel}",event="page-faults"}}')
