@@ -100,9 +100,52 @@ def cgroup_rows(recs, path):
     return [r for r in recs if r["type"] == "cgroup" and r["cgroup"] == path]
 
 
+# the parties listed per row and side (user/account/delay.h DELAY_TOP)
+DELAY_TOP = 5
+
+
 def delayed(rows, key, path):
     """The delay credited to cgroup path in the rows' lists `key`."""
     return sum(d["ns"] for r in rows for d in r[key] if d["cgroup"] == path)
+
+
+def cut_off(rows, key, match):
+    """What the rows' lists `key` may hold of the party match(d) beyond what
+    they show: a list holds the top DELAY_TOP parties of its interval, so on
+    a busy host (another session's spinners on the same CPU, its cgroups) a
+    party can rank below a full list. Its delay there is at most the least
+    listed. Returns (that bound summed, the rows where it is cut off)."""
+    bound, cut = 0, []
+    for r in rows:
+        if len(r[key]) >= DELAY_TOP and not any(match(d) for d in r[key]):
+            bound += min(d["ns"] for d in r[key])
+            cut.append(r)
+    return bound, cut
+
+
+def assert_both_sides(wrows, wpath, rrows, rpath):
+    """The pairs of waiter cgroup wpath and runner cgroup rpath, seen from
+    each side in each interval: the waiter's "delayed_by" credit to the
+    runner is the runner's "delayed" credit to the waiter, unless one side's
+    list is full without it, and then the other's credit ranks below all it
+    lists."""
+    by_time = {}
+    for side, rows, path in ((0, wrows, rpath), (1, rrows, wpath)):
+        key = ("delayed_by", "delayed")[side]
+        for r in rows:
+            ns = [d["ns"] for d in r[key] if d["cgroup"] == path]
+            full = len(r[key]) >= DELAY_TOP
+            least = min((d["ns"] for d in r[key]), default=0)
+            by_time.setdefault(r["time"], [None, None])[side] = (ns[0] if ns else None, full,
+                                                                least)
+    for t, (w, r) in sorted(by_time.items()):
+        got = [x[0] if x and x[0] is not None else 0 for x in (w, r)]
+        if got[0] == got[1]:
+            continue
+        # one side does not list the pair: its list is full of larger ones
+        absent = [x for x, g in zip((w, r), got) if g == 0]
+        assert len(absent) == 1 and absent[0] and absent[0][1] and \
+            max(got) <= absent[0][2], (t, w, r, wpath, rpath)
 
 
 def assert_waits_as_kernel(recs, report):
@@ -253,37 +296,50 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     # victim, nearly all of it; on a busy host the others' few long slices
     # can cover all of it (the victim preempts the spinner at once, but waits
     # out another task's slice), and then the waits below carry the test.
-    assert by_ant >= 0.9 * (waited - others), (by_ant, waited, others,
-                                               [r["delayed_by"] for r in vrows])
+    # (where the victim's list is full without the antagonist, it may have
+    # had up to the least listed there)
+    ant_cut, ant_cut_rows = cut_off(vrows, "delayed_by", lambda d: d["cgroup"] == arel)
+    assert by_ant + ant_cut >= 0.9 * (waited - others), (
+        by_ant, ant_cut, waited, others, [r["delayed_by"] for r in vrows])
     count_cg = sum(r["self"]["runq"]["count"] for r in vrows)
     ant_waits = sum(d["waits"] for r in vrows for d in r["delayed_by"] if d["cgroup"] == arel)
     # the same pairs seen from the antagonist's side: "delayed" lists the victim
     arows = cgroup_rows(recs, arel)
-    assert delayed(arows, "delayed", vrel) == by_ant
+    assert_both_sides(vrows, vrel, arows, arel)
     # and per process: the victim's own rows name the spinner
     procs = [r for r in recs if r["type"] == "process" and r["pid"] == vpid]
     assert procs
     by_spin = sum(d["ns"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
     pwaited = sum(r["runq"]["total_ns"] for r in procs)
-    assert by_spin >= 0.9 * (pwaited - others), (by_spin, pwaited, others,
-                                                 [r["delayed_by"] for r in procs])
+    spin_cut, spin_cut_rows = cut_off(procs, "delayed_by", lambda d: d["pid"] == ant.pid)
+    assert by_spin + spin_cut >= 0.9 * (pwaited - others), (
+        by_spin, spin_cut, pwaited, others, [r["delayed_by"] for r in procs])
     names = {d["comm"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid}
     assert names == {"work"}
     # waits: each of the victim's waits the spinner ran in counts once, so at
     # most the victim's waits, and at least those the kernel saw the spinner
     # end, less 1: in a quiet CI-like run 2000 were credited of 2001 such
-    # switches (of 2005 waits); which wait is missed is not known
+    # switches (of 2005 waits); which wait is missed is not known. Less also
+    # the waits pmbpf dropped as unmatched (host-wide, counted), and the
+    # waits of intervals whose list is full without the spinner.
+    lost = [r for r in recs if r["type"] == "system"][-1]["waits_unmatched"]
     count = sum(r["runq"]["count"] for r in procs)
     spin_waits = sum(d["waits"] for r in procs for d in r["delayed_by"] if d["pid"] == ant.pid)
-    assert ended_by_spinner - 1 <= spin_waits <= count, (spin_waits, ended_by_spinner, count)
+    unseen = sum(r["runq"]["count"] for r in spin_cut_rows)
+    assert ended_by_spinner - 1 - lost - unseen <= spin_waits <= count, (
+        spin_waits, ended_by_spinner, lost, unseen, count)
     # the same for the cgroups, but for the victim's waits before its shell
     # joined its cgroup (the process's, not the cgroup's)
-    assert ended_by_spinner - 1 - (count - count_cg) <= ant_waits <= count_cg, (
-        ant_waits, ended_by_spinner, count, count_cg, json.dumps([r["delayed_by"] for r in vrows]))
+    unseen_cg = sum(r["self"]["runq"]["count"] for r in ant_cut_rows)
+    assert ended_by_spinner - 1 - lost - unseen_cg - (count - count_cg) <= ant_waits <= count_cg, (
+        ant_waits, ended_by_spinner, lost, unseen_cg, count, count_cg,
+        json.dumps([r["delayed_by"] for r in vrows]))
     print(f"spinner's share of the CPU besides the victim {share:.3f} (others "
           f"{others / 1e6:.1f} ms); of the victim's wait {by_ant / waited:.3f} of "
           f"{waited / 1e6:.1f} ms; in {spin_waits} of its {count} waits, "
-          f"{ended_by_spinner} ended by a switch from the spinner")
+          f"{ended_by_spinner} ended by a switch from the spinner; {lost} unmatched; "
+          f"lists full without the spinner: {len(spin_cut_rows)} of {len(procs)} process rows, "
+          f"{len(ant_cut_rows)} of {len(vrows)} cgroup rows")
 
 
 def v1_cpu_mount():
