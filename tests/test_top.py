@@ -566,9 +566,16 @@ def test_signal_restores_terminal(pane, sig, code):
 @needs_tmux
 def test_delay_line(pane, workbin):
     """Who delayed the selected process, and whom it delayed: a spinner and a
-    sleeper pinned to one CPU name each other on the line above the footer."""
+    sleeper pinned to one CPU name each other on the line above the footer.
+
+    The spinner runs at nice -20 (its own autogroup), so that it delays the
+    sleeper most of all it delays: at nice 0, on a host with a spinner per
+    CPU and a fork storm, it had 48% of its CPU and the host's spinners that
+    shared it waited 200 ms a second each for it, ahead of the sleeper on
+    its line. At -20 the others leave that CPU for the other one, and the
+    pinned sleeper stays and waits for it."""
     cpu = max(os.sched_getaffinity(0))
-    spin = spawn("taskset", "-c", cpu, workbin, "spin", 25)
+    spin = spawn("taskset", "-c", cpu, workbin, "spin", 25, nice=-20)
     sleeper = spawn("taskset", "-c", cpu, workbin, "sleep", 20000, 1000)
     try:
         t = pane(f"-e {EVENTS}")
