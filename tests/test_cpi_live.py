@@ -45,6 +45,7 @@ SPINNERS = 4
 QUIET = 40  # intervals of the quiet run, after the baseline holds its 20 samples
 DETECT_MAX = 10  # intervals from the antagonist's start to the victim's flag
 CLEAR_MAX = 5  # intervals from its end to the flag's end, unless the victim still waits
+NICE = -20  # of the victim and the spinners, each in an autogroup of its own (Group)
 STILL_HURT = 2  # the victim still waits: its mean wait per run at least this x its wait alone
 
 VICTIM = """
@@ -58,7 +59,17 @@ while True:
 
 
 class Group:
-    """A cgroup v2 directory of the test's own; its processes are killed on remove()."""
+    """A cgroup v2 directory of the test's own; its processes are killed on remove().
+
+    Each process runs at nice NICE in a session (so an autogroup) of its
+    own at NICE too, as the scheduler weighs one autogroup against another:
+    the victim and each spinner weigh alike, as at rest, and the host's
+    other work little beside them. At nice 0 a loaded host set the scene
+    instead: with a spinner per CPU and a fork storm (and another suite's
+    spinners) the victim waited 0.6-7.3 ms a run alone against 10-30 us at
+    rest, 4.5 times that with the spinners (5 asked), and its waits stayed
+    above its threshold after they stopped (the flag 6 and 15 intervals
+    late)."""
 
     def __init__(self, name):
         self.mnt = cgroup2_mount()
@@ -73,6 +84,13 @@ class Group:
             with open(path, "w") as f:
                 f.write("0")
             os.sched_setaffinity(0, {cpu})
+            os.setsid()
+            os.nice(NICE)
+            try:
+                with open("/proc/self/autogroup", "w") as f:
+                    f.write(str(NICE))
+            except OSError:
+                pass  # no autogroup in this kernel: nice alone decides
         p = subprocess.Popen([str(a) for a in args], preexec_fn=enter,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.procs.append(p)
@@ -101,18 +119,40 @@ def schedstat(pid):
     return wait, runs
 
 
+def ahead(rec, rel):
+    """The suspects of a record ranked above cgroup rel (by r) that delayed
+    the victim at least a tenth as much as rel did (suspect_delay): those
+    that outrank it as the scheduler sees it too. [] when rel is first, or
+    only chance correlations outrank it; None when rel is no suspect."""
+    names = [s for _, s in rec["suspects"]]
+    if rel not in names:
+        return None
+    d = rec["suspect_delay"]
+    return [s for s in names[:names.index(rel)] if d.get(s, 0) >= 0.1 * d.get(rel, 0)]
+
+
 class Watch:
     """One record per collection of serve (by pmbpf_collections_total): the victim's series."""
 
-    def __init__(self, serve, victim):
-        self.serve, self.victim = serve, victim
+    def __init__(self, serve, victim, pid):
+        self.serve, self.victim, self.pid = serve, victim, pid
         self.by_collection = {}
+        self.sched = {}  # the victim's schedstat when a collection was first seen
+
+    def wait_us(self, n):
+        """The victim's mean run-queue wait per run (us, its schedstat) from
+        when collection n - 1 was first seen to when n was; None unless both were."""
+        if n not in self.sched or n - 1 not in self.sched:
+            return None
+        (w0, r0), (w1, r1) = self.sched[n - 1], self.sched[n]
+        return (w1 - w0) / max(r1 - r0, 1) / 1e3
 
     def poll(self):
         s = self.serve.scrape()
         n = int(next(v for k, v in s.items() if k[0] == "pmbpf_collections_total"))
         if n in self.by_collection:
             return n, self.by_collection[n]
+        self.sched[n] = schedstat(self.pid)
         rec = {"flagged_others": 0, "suspects": [], "suspect_delay": {}}
         for (name, labels), v in s.items():
             lab = dict(labels)
@@ -157,7 +197,7 @@ def test_outlier_and_first_suspect():
     figures = {"interval_s": INTERVAL_S, "window": WINDOW, "k": K, "spinners": SPINNERS}
     try:
         vp = victim.start(cpu, sys.executable, "-c", VICTIM)
-        w = Watch(serve, victim.rel)
+        w = Watch(serve, victim.rel, vp.pid)
         # the baseline: CPI_MIN_BASELINE (20) samples of at least 0.05 CPU
         n0, rec = w.until(lambda n, r: "threshold" in r, 30, "the victim's baseline")
         assert rec["signal_kind"] == "runq_avg_ns", rec
@@ -199,6 +239,7 @@ def test_outlier_and_first_suspect():
         w.until(lambda n, r: n >= n1 + 3, 10, "three more intervals")
         later = [w.by_collection[n] for n in range(n1 + 1, n1 + 4) if n in w.by_collection]
         figures["first_suspects_later"] = [r["suspects"][0] for r in later if r["suspects"]]
+        figures["ahead_later"] = [ahead(r, antagonist.rel) for r in later if r["suspects"]]
         antagonist.stop()
         end, _ = w.poll()
         # the victim's own waits at each collection until the flag clears
@@ -209,11 +250,18 @@ def test_outlier_and_first_suspect():
             return n > end and r.get("outlier") == 0
         n3, _ = w.until(cleared, (WINDOW + 5) * INTERVAL_S + 10, "the flag cleared")
         figures["clear_intervals"] = n3 - end
-        # intervals still flagged after CLEAR_MAX, and the victim's mean wait
-        # per run in each (from schedstat, us), where two collections bound it
+        figures["quiet_wait_us"] = [w.wait_us(n) for n in range(n0 + 1, n0 + QUIET + 1)]
+        figures["after_wait_us"] = [w.wait_us(n) for n in range(end + 1, n3 + 1)]
+        figures["after_signal_us"] = [w.by_collection[n].get("signal", 0) * 1e6
+                                      for n in range(end + 1, n3 + 1) if n in w.by_collection]
+        # the intervals still flagged from the CLEAR_MAX-th on (those that
+        # took clear_intervals past CLEAR_MAX: was from the one after, and so
+        # empty, a failure, when the flag cleared at CLEAR_MAX + 1), and the
+        # victim's mean wait per run in each (from schedstat, us), where two
+        # collections bound it
         figures["flagged_late_wait_us"] = [
             (waits[n][0] - waits[n - 1][0]) / max(waits[n][1] - waits[n - 1][1], 1) / 1e3
-            for n in range(end + CLEAR_MAX + 1, n3) if n in waits and n - 1 in waits]
+            for n in range(end + CLEAR_MAX, n3) if n in waits and n - 1 in waits]
     finally:
         victim.remove()
         antagonist.remove()
@@ -230,15 +278,20 @@ def test_outlier_and_first_suspect():
     ratio = hit["signal"] * 1e6 / figures["schedstat_wait_us_with_antagonist"]
     assert 1 / 3 < ratio < 3, figures
     assert figures["detect_intervals"] <= DETECT_MAX, figures
-    assert hit["suspects"] and hit["suspects"][0][1] == antagonist.rel, hit
-    assert hit["suspects"][0][0] >= 0.5, hit
+    # the first suspect, but for cgroups whose CPU use rose with it by
+    # chance: another suite's test cgroup that started as the spinners did
+    # (r 0.973 against the spinners' 0.956, in one loaded run beside the
+    # coordinator's make test), which the scheduler clears (below)
+    r_ant = [r for r, s in hit["suspects"] if s == antagonist.rel]
+    assert r_ant and r_ant[0] >= 0.5, hit
+    assert ahead(hit, antagonist.rel) == [], hit
     # the scheduler's evidence beside it: of the suspects, the antagonist's
     # processes ran the most while the victim waited (who delayed whom)
     delays = hit["suspect_delay"]
     assert set(delays) == {s for _, s in hit["suspects"]}, hit
     assert delays[antagonist.rel] > 0 and \
         delays[antagonist.rel] == max(delays.values()), hit
-    assert all(s == antagonist.rel for _, s in figures["first_suspects_later"]), figures
+    assert all(a == [] for a in figures["ahead_later"]), figures
     # the flag ends with the harm: within CLEAR_MAX intervals, or later only
     # while the victim's own account says it still waits (other work on a
     # shared host can delay it too: 8 intervals seen once in CI)
