@@ -164,6 +164,9 @@ def switch_cost(recs):
 
 def test_cgroup_filter_reports_only_subtree_and_costs_less(tree):
     mnt, root_rel, rel = tree
+    # the host's setting is put back after (was: 0, whatever it had been)
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        stats_was = f.read().strip()
     subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=1"], check=True)
     try:
         costs = {}
@@ -186,7 +189,7 @@ def test_cgroup_filter_reports_only_subtree_and_costs_less(tree):
                     {r["cgroup"] for r in procs}
                 assert any(r["cgroup"] == rel["docker"] for r in procs)
     finally:
-        subprocess.run(["sysctl", "-qw", "kernel.bpf_stats_enabled=0"])
+        subprocess.run(["sysctl", "-qw", f"kernel.bpf_stats_enabled={stats_was}"])
     per_run = {m: t / max(n, 1) for m, (t, n) in costs.items()}
     print("sched_switch ns/run:", per_run)
     assert per_run["filtered"] < 0.7 * per_run["all"], per_run
