@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -214,6 +215,37 @@ def switches_to(data, cpu, prev, nxt):
     return n
 
 
+def perf_switches(tmp_path, cpu, other, data):
+    """perf record of CPU cpu's switches into data, running on CPU other,
+    once its events are enabled: it starts them disabled (-D -1) and acks
+    the enable on its control fifo only after its setup, which reads every
+    task on the host (0.7 s here at rest; seconds beside thousands of
+    processes). Waiting for its output file and 0.3 s was not enough: "perf
+    recorded no switch" at rest, a few minutes after a 10,000-process run."""
+    ctl, ack = str(tmp_path / "perf-ctl"), str(tmp_path / "perf-ack")
+    os.mkfifo(ctl)
+    os.mkfifo(ack)
+    perf = subprocess.Popen(["taskset", "-c", str(other), "perf", "record", "-q", "-e", "dummy",
+                             "-C", str(cpu), "--switch-events", "-D", "-1",
+                             "--control", f"fifo:{ctl},{ack}", "-o", data],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # read-write: neither open waits for perf's
+    cfd, afd = os.open(ctl, os.O_RDWR), os.open(ack, os.O_RDWR)
+    try:
+        os.write(cfd, b"enable\n")
+        deadline = time.time() + 60
+        while perf.poll() is None and time.time() < deadline:
+            if select.select([afd], [], [], 0.2)[0]:
+                got = os.read(afd, 16)
+                if got.startswith(b"ack\n"):  # perf writes its NUL too
+                    return perf
+        perf.kill()
+        raise AssertionError("perf record did not enable its events: " + perf.communicate()[1])
+    finally:
+        os.close(cfd)
+        os.close(afd)
+
+
 def wait_comm(pid, comm, timeout=30):
     """Until process pid runs comm (it has exec'd it)."""
     deadline = time.time() + timeout
@@ -253,16 +285,15 @@ def test_victim_delay_goes_to_antagonist(cg, wakeups, tmp_path):
     time.sleep(0.3)
     # who ran after whom on the CPU, from the kernel's own switch records
     data = str(tmp_path / "switches.data")
-    perf = subprocess.Popen(["taskset", "-c", str(other), "perf", "record", "-q", "-e", "dummy",
-                             "-C", str(cpu), "--switch-events", "-o", data],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 30  # recording once its file is there (a busy host)
-    while not os.path.exists(data) and perf.poll() is None and time.time() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.3)
+    perf = perf_switches(tmp_path, cpu, other, data)
     busy0, ant0 = cpu_busy_ns(cpu), cgroup_usage_ns(adir)
-    vic = start_in(vdir, cpu, "sleep", 2000, 500)
-    vout, _ = vic.communicate(timeout=60)
+    try:
+        vic = start_in(vdir, cpu, "sleep", 2000, 500)
+        vout, _ = vic.communicate(timeout=60)
+    except BaseException:
+        perf.kill()  # not left recording
+        perf.wait()
+        raise
     busy1, ant1, vic_ns = cpu_busy_ns(cpu), cgroup_usage_ns(adir), cgroup_usage_ns(vdir)
     perf.send_signal(signal.SIGINT)
     _, perr = perf.communicate(timeout=60)
