@@ -96,13 +96,17 @@ def test_threads_credited_their_own_work(recorder, fold):
         # apart by up to ~20 us each (tests/test_cgroup.py)
         waits = sum(r["runq"]["count"] for r in rows)
         delay = sum(r["runq"]["total_ns"] for r in rows)
-        assert t["runs"] - 2 <= waits <= t["runs"] + 5, (waits, t)
+        # a switch-in the kernel did not report loses its wait with it: at
+        # most the session's unmatched switches (host-wide; on this VM its
+        # init's switch-ins, more on a busy host: 7 of a thread's 193 waits
+        # in a loaded CI run), and 2 more that its waits after the
+        # schedstat read can hide
+        session_lost = unmatched(rec)
+        assert t["runs"] - 2 - session_lost <= waits <= t["runs"] + 5, (waits, session_lost, t)
         slack = 0.02 * t["run_delay_ns"] + 20e3 * t["runs"] + 100e3
-        # a switch-in the kernel did not report loses its wait with it: up to
-        # 2, as the count above allows (its waits after the schedstat read
-        # can hide them there), where the session saw any, each as long as
-        # the thread's longest (8.3 ms short, slack 5.9 ms, once in CI)
-        lost = min(2, unmatched(rec))
+        # each lost one as long as the thread's longest (8.3 ms short, slack
+        # 5.9 ms, once in CI): those the count shows, and up to 2 it can hide
+        lost = min(session_lost, max(0, t["runs"] - waits) + 2)
         # max_ns is null in a row of no wait
         longest = max(r["runq"]["max_ns"] or 0 for r in rows)
         assert delay >= t["run_delay_ns"] - slack - lost * longest, (delay, lost, longest, t)
