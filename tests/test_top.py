@@ -316,7 +316,7 @@ def test_hot_column(pane):
 def test_figures_sort_filter_resize_quit(pane, workbin):
     pmu = host_has_pmu()
     spin = spawn(workbin, "spin", 25, nice=-20)
-    gate = spawn(workbin, "gate", 500, 25, stdin=subprocess.PIPE)
+    gate = spawn(workbin, "gate", 500, 25, stdin=subprocess.PIPE, nice=-20)
     try:
         assert json.loads(gate.stdout.readline())["what"] == "ready"
         gate.stdin.write("go\n")
@@ -505,7 +505,7 @@ def test_cgroup_view_sum_and_descend(pane, workbin):
     procs = []
     try:
         procs.append(spawn(workbin, "spin", 20, cgroup=cg, nice=-20))
-        gate = spawn(workbin, "gate", 300, 20, cgroup=cg, stdin=subprocess.PIPE)
+        gate = spawn(workbin, "gate", 300, 20, cgroup=cg, stdin=subprocess.PIPE, nice=-20)
         procs.append(gate)
         assert json.loads(gate.stdout.readline())["what"] == "ready"
         gate.stdin.write("go\n")
