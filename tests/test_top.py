@@ -315,8 +315,8 @@ def test_hot_column(pane):
 @needs_tmux
 def test_figures_sort_filter_resize_quit(pane, workbin):
     pmu = host_has_pmu()
-    spin = spawn(workbin, "spin", 25, nice=-20)
-    gate = spawn(workbin, "gate", 500, 25, stdin=subprocess.PIPE, nice=-20)
+    spin = spawn(workbin, "spin", 180, nice=-20)
+    gate = spawn(workbin, "gate", 500, 180, stdin=subprocess.PIPE, nice=-20)
     try:
         assert json.loads(gate.stdout.readline())["what"] == "ready"
         gate.stdin.write("go\n")
@@ -504,8 +504,8 @@ def test_cgroup_view_sum_and_descend(pane, workbin):
     os.makedirs(cg, exist_ok=True)
     procs = []
     try:
-        procs.append(spawn(workbin, "spin", 20, cgroup=cg, nice=-20))
-        gate = spawn(workbin, "gate", 300, 20, cgroup=cg, stdin=subprocess.PIPE, nice=-20)
+        procs.append(spawn(workbin, "spin", 180, cgroup=cg, nice=-20))
+        gate = spawn(workbin, "gate", 300, 180, cgroup=cg, stdin=subprocess.PIPE, nice=-20)
         procs.append(gate)
         assert json.loads(gate.stdout.readline())["what"] == "ready"
         gate.stdin.write("go\n")
@@ -584,8 +584,8 @@ def test_delay_line(pane, workbin):
     and by nothing else, the spinner's delays 6.2 ms to the sleeper and 5 us
     to the next; under the load 24.6 ms against 73 us, and 24.6 against 4.3."""
     cpu = max(os.sched_getaffinity(0))
-    spin = spawn("taskset", "-c", cpu, workbin, "spin", 25, nice=-20)
-    sleeper = spawn("taskset", "-c", cpu, workbin, "sleep", 20000, 1000, nice=-20)
+    spin = spawn("taskset", "-c", cpu, workbin, "spin", 180, nice=-20)
+    sleeper = spawn("taskset", "-c", cpu, workbin, "sleep", 180000, 1000, nice=-20)
     try:
         t = pane(f"-e {EVENTS}")
         t.keys("/")
