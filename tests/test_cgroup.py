@@ -345,7 +345,14 @@ def test_runq_count_equals_wakeups(wakeups):
     sysrec = [r for r in recs if r["type"] == "system"][-1]
     lost = sysrec["waits_unmatched"] + sum(p["recursion_misses"]
                                            for p in sysrec["programs"].values())
-    assert k - lost <= count and abs(count - switches) <= 1 + lost, (count, switches, lost, t)
+    # but a preemption in the sleep's own path (its state already set to
+    # sleep: the kernel counts it involuntary) leaves a wait that neither
+    # the kernel's sched_info (task_is_running() is false: no enqueue) nor
+    # the wakeup programs time, unless its wakeup comes before it runs
+    # again: at most the involuntary switches (3 of 303 switches at load 160)
+    preempted = sum(r["involuntary_switches"] for r in rows)
+    assert k - lost <= count and -1 - lost - preempted <= count - switches <= 1 + lost, (
+        count, switches, lost, preempted, t)
     assert sum(hist.values()) == count
 
 
