@@ -26,12 +26,59 @@ const volatile bool delay_on = false;
 
 /*
  * Bumped by userspace at each read, before the flush: a pair added to
- * since the last read's bump has a gen at least that read's delay_gen, and
+ * since the last read's bump has a gen at least that read's delay_gen (the
+ * flush marks what it stores with the generation before: the read's), and
  * the reading iterator (read_delays) takes only pairs whose gen is at
  * least delay_read_min (the last read's delay_gen; 0: every pair).
  */
 volatile __u64 delay_gen;
 volatile __u64 delay_read_min;
+
+/*
+ * counts_shared: the pairs added to in each read generation, so that a
+ * read takes those and does not walk every pair of the map (each visit a
+ * cache miss: 16,384 pairs, about 3 ms at 10,000 active processes). A
+ * pair's first add of a generation on a CPU (delay_store(): its gen moves
+ * to the generation's) appends its key to that CPU's list of the
+ * generation's parity: per CPU, so with no atomic (a CPU's switches and its
+ * flush never run at once), only at a pair's first add, not per switch.
+ * The read (read_changed) takes the lists of the generation before
+ * delay_gen, which no CPU appends to after its flush, and empties them. A
+ * pair listed twice (its gen moved twice) is harmless: the read gives its
+ * value twice. A full list sets delay_list_over of its parity, and that
+ * read walks every pair instead (read_delays). Userspace sizes the lists
+ * to delay_list_chunks chunks of DELAY_CHUNK keys per CPU and parity.
+ */
+#define DELAY_CHUNK 64 /* a power of 2 */
+
+struct delay_chunk {
+	struct pmbpf_delay_key k[DELAY_CHUNK];
+};
+
+struct delay_list {
+	__u32 n; /* keys in the list */
+	__u32 pad;
+};
+
+/* [(cpu * 2 + parity) * delay_list_chunks + chunk]; 1 entry with --no-delays */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct delay_chunk);
+} delay_changed SEC(".maps");
+
+/* [cpu * 2 + parity]; 1 entry with --no-delays */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct delay_list);
+} delay_lists SEC(".maps");
+
+const volatile __u32 delay_list_chunks = 1;
+/* a list of that parity was full: userspace zeroes it after its read */
+volatile __u32 delay_list_over[2];
 
 struct delay_span {
 	__u64 start_ns;
@@ -114,22 +161,49 @@ static __always_inline int delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 	return 0;
 }
 
-/*
- * Add to a pair, marked with this read's delay_gen after the adds: a mark
- * older than another CPU's (it read delay_gen before the bump) is stored
- * before this CPU's flush, so the read that follows takes the pair with
- * the other CPU's adds or the next one does (delay_gen's mark).
- */
-static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits)
+/* counts_shared: k to this CPU's list of generation gen's pairs added to (delay_changed). */
+static __always_inline void delay_changed_push(const struct pmbpf_delay_key *k, __u64 gen)
 {
-	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits, .gen = delay_gen };
+	__u32 p = gen & 1, idx = bpf_get_smp_processor_id() * 2 + p, n, e;
+	struct delay_list *l = bpf_map_lookup_elem(&delay_lists, &idx);
+	struct delay_chunk *c;
+
+	if (!l)
+		return;
+	n = l->n;
+	if (n >= delay_list_chunks * DELAY_CHUNK) {
+		delay_list_over[p] = 1; /* the read walks every pair */
+		return;
+	}
+	e = idx * delay_list_chunks + n / DELAY_CHUNK;
+	c = bpf_map_lookup_elem(&delay_changed, &e);
+	if (!c)
+		return;
+	c->k[n & (DELAY_CHUNK - 1)] = *k;
+	l->n = n + 1;
+}
+
+/*
+ * Add to a pair, marked with generation gen after the adds (delay_gen, or
+ * the read's at the flush before it): a mark older than another CPU's (it
+ * read delay_gen before the bump, or a flush) is stored before the read
+ * that follows, which takes the pair with the other CPU's adds, or the
+ * next read does (its mark, and its list). counts_shared: the pair's first
+ * add of a generation lists it (delay_changed).
+ */
+static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits, __u64 gen)
+{
+	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits, .gen = gen };
 	long err;
 
 	v = bpf_map_lookup_elem(&delays, k);
 	if (!v) {
 		err = bpf_map_update_elem(&delays, k, &nv, BPF_NOEXIST);
-		if (!err)
+		if (!err) {
+			if (counts_shared)
+				delay_changed_push(k, gen);
 			return;
+		}
 		v = err == -EEXIST ? bpf_map_lookup_elem(&delays, k) : NULL;
 		if (!v) {
 			stat_inc(PMBPF_STAT_DELAY_DROPPED);
@@ -138,7 +212,11 @@ static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u
 	}
 	__sync_fetch_and_add(&v->ns, ns);
 	__sync_fetch_and_add(&v->waits, waits);
-	v->gen = delay_gen;
+	if (v->gen != gen) {
+		v->gen = gen;
+		if (counts_shared)
+			delay_changed_push(k, gen);
+	}
 }
 
 static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
@@ -153,7 +231,7 @@ static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
  * global function (scalars only: 5.10 takes no pointer arguments): verified
  * once, not at every step of delay_wait()'s walk nor of the flush's.
  */
-__noinline int delay_slot_store(__u32 i)
+__noinline int delay_slot_store(__u32 i, __u64 gen)
 {
 	struct delay_cpu *dc;
 	struct delay_slot *s;
@@ -165,7 +243,7 @@ __noinline int delay_slot_store(__u32 i)
 	s = &dc->slot[i & (DELAY_SLOTS - 1)];
 	if (!s->waits)
 		return 0;
-	delay_store(&s->k, s->ns, s->waits);
+	delay_store(&s->k, s->ns, s->waits, gen);
 	s->waits = 0;
 	s->ns = 0;
 	return 0;
@@ -182,20 +260,25 @@ static __always_inline void delay_credit(struct delay_cpu *dc, struct pmbpf_dela
 		s->waits++;
 		return;
 	}
-	delay_slot_store(
-		i); /* a call even when the slot is free: a branch here doubles delay_wait()'s states */
+	/* a call even when the slot is free: a branch here doubles delay_wait()'s states */
+	delay_slot_store(i, delay_gen);
 	s->k = *k;
 	s->ns = ns;
 	s->waits = 1;
 }
 
-/* Move this CPU's pending credits to the map (flush, before a read). */
+/*
+ * Move this CPU's pending credits to the map (flush, before a read): the
+ * read's, so marked with its generation (the one before delay_gen).
+ */
 static __always_inline void delay_drain(void)
 {
+	__u64 gen = delay_gen;
 	__u32 i;
 
+	gen = gen ? gen - 1 : 0;
 	for (i = 0; i < DELAY_SLOTS; i++)
-		delay_slot_store(i);
+		delay_slot_store(i, gen);
 }
 
 /* tgid in cgroup cgid comes on CPU now after waiting lat ns in the run queue. */
@@ -292,6 +375,49 @@ int read_delays(struct bpf_iter__bpf_map_elem *ctx)
 	rec.k = *k; /* copied: a read-only buffer is no helper's argument */
 	rec.v = *v;
 	bpf_seq_write(seq, &rec, sizeof(rec));
+	return 0;
+}
+
+/*
+ * The read of the pairs added to in the generation before delay_gen (the
+ * read's): run by userspace after the flush over the chunks of
+ * delay_changed, a record (key, value) per listed pair still in the map.
+ * A list's last chunk empties it. Chunks past a list's end return at once.
+ */
+SEC("iter/bpf_map_elem")
+int read_changed(struct bpf_iter__bpf_map_elem *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct delay_chunk *c = ctx->value;
+	struct pmbpf_delay_val *v;
+	struct delay_list *l;
+	__u32 *key = ctx->key, idx, chunk, base, n, i;
+	struct {
+		struct pmbpf_delay_key k;
+		struct pmbpf_delay_val v;
+	} rec;
+
+	if (!key || !c || !delay_list_chunks)
+		return 0;
+	idx = *key / delay_list_chunks;
+	chunk = *key % delay_list_chunks;
+	if ((idx & 1) == (delay_gen & 1))
+		return 0; /* the current generation's */
+	l = bpf_map_lookup_elem(&delay_lists, &idx);
+	if (!l)
+		return 0;
+	n = l->n;
+	base = chunk * DELAY_CHUNK;
+	for (i = 0; i < DELAY_CHUNK && base + i < n; i++) {
+		rec.k = c->k[i]; /* copied: a map element's buffer is no helper's key */
+		v = bpf_map_lookup_elem(&delays, &rec.k);
+		if (!v)
+			continue; /* deleted: its waiter exited */
+		rec.v = *v;
+		bpf_seq_write(seq, &rec, sizeof(rec));
+	}
+	if (chunk == delay_list_chunks - 1)
+		l->n = 0;
 	return 0;
 }
 

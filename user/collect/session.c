@@ -19,7 +19,7 @@
 #include "pmbpf.h" /* before the skeleton, which names its structs */
 #include "pmbpf.skel.h"
 #include "hot.h"
-#include "delay.h"
+#include "delay_read.h"
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
@@ -51,8 +51,8 @@
 struct session {
 	struct pmbpf_bpf *skel;
 	struct bpfload bl;
-	/* the attached programs, flush, fold or drain, read_delays: for self statistics */
-	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 3];
+	/* the attached programs, flush, fold or drain, the delays' readers: for self statistics */
+	struct bpf_program *progs[BPFLOAD_MAX_PAIRS + 4];
 	int nr_progs;
 	struct counters ctr; /* the per-CPU perf counters */
 	bool *flush_online; /* the CPUs online as the last flush began: flush_cpus() */
@@ -77,10 +77,7 @@ struct session {
 	__u32 value_size; /* of a counts map value: session__counts_value_size() */
 	size_t stride; /* of a CPU's value in the counts map */
 	struct hot *hot; /* --hot, or NULL */
-	struct delay_acct *delays; /* --delays, or NULL */
-	struct map_reader delays_rd;
-	struct iter_reader delays_iter; /* shared: the delays map's (read_delays) */
-	bool delays_read; /* a read of the delays map was made: the next takes changes only */
+	struct delay_reader delays; /* --delays: delays.acct, else NULL */
 	bool delays_on; /* session_opts.delays resolved */
 	bool threads; /* --threads: an entry per thread */
 	struct iter_reader fold; /* the iterator that folds threads' counts (shared) */
@@ -158,6 +155,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
 	/* on the kernels of the shared map (bpf_map_elem iterators: 5.9) */
 	bpf_program__set_autoload(skel->progs.read_delays, fold && s->delays_on);
+	bpf_program__set_autoload(skel->progs.read_changed, fold && s->delays_on);
 	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->ctr.nr_cpus : 1);
 	skel->rodata->ran_drain = drain;
 	skel->rodata->counts_shared = fold;
@@ -238,9 +236,7 @@ static int load(struct bpfload *bl, void *ctx)
 	skel->rodata->switch_has_prev_state = s->feat.on[FEAT_SWITCH_PREV_STATE];
 	skel->rodata->filter_tgid = o->pid;
 	skel->rodata->per_thread = s->threads;
-	/* without delays the pair map is made tiny (the program refers to it) */
-	skel->rodata->delay_on = s->delays_on;
-	bpf_map__set_max_entries(skel->maps.delays, s->delays_on ? DELAY_MAP_ENTRIES : 1);
+	delay_reader__size(skel, s->delays_on, s->ctr.nr_cpus);
 	if (o->cgroup) {
 		skel->rodata->filter_cgroup_id = cgroup__id_of(o->cgroup);
 		skel->rodata->filter_cgroup_level = cgroup__level(o->cgroup);
@@ -304,12 +300,9 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = s->skel->progs.flush;
-	if (bpf_program__autoload(s->skel->progs.read_delays)) {
-		err = iter_reader__attach(&s->delays_iter, s->skel->progs.read_delays,
-					  s->skel->maps.delays);
-		if (err)
-			return err;
+	if (s->delays.all.link) {
 		s->progs[s->nr_progs++] = s->skel->progs.read_delays;
+		s->progs[s->nr_progs++] = s->skel->progs.read_changed;
 	}
 	if (!s->shared) {
 		if (s->fold_mode == THREAD_FOLD_ON)
@@ -480,14 +473,9 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 	if (s->delays_on) {
-		err = map_reader__init(&s->delays_rd, bpf_map__fd(s->skel->maps.delays));
+		err = delay_reader__init(&s->delays, s->skel);
 		if (err)
 			goto fail;
-		s->delays = delay_acct__new();
-		if (!s->delays) {
-			err = -ENOMEM;
-			goto fail;
-		}
 	}
 	s->cg = cgroup_cache__new();
 	s->acct = account_new(s);
@@ -578,58 +566,6 @@ static int walk_entry(void *ctx, const void *key, const void *vals, size_t strid
 
 	w->err = on_entry(w->s, key, vals);
 	return w->err;
-}
-
-static int delay_entry(void *ctx, const void *key, const void *value, size_t stride)
-{
-	(void)stride;
-	return delay_acct__entry(ctx, key, value);
-}
-
-/* The pairs that grew since the last read, through read_delays; the first read, all. */
-static int read_delays_iter(struct session *s)
-{
-	const size_t rec = sizeof(struct pmbpf_delay_key) + sizeof(struct pmbpf_delay_val);
-	const char *buf;
-	size_t len, i;
-	int err = iter_reader__run(&s->delays_iter, &len);
-
-	for (i = 0, buf = s->delays_iter.buf; !err && i + rec <= len; i += rec)
-		err = delay_acct__entry(s->delays, (const void *)(buf + i),
-					(const void *)(buf + i + sizeof(struct pmbpf_delay_key)));
-	s->delays_read = !err; /* after a failed read, every pair again */
-	return err;
-}
-
-static void proc_comm(void *ctx, __u32 pid, char *buf, size_t len)
-{
-	(void)ctx;
-	if (process__comm((pid_t)pid, buf, len))
-		snprintf(buf, len, "?");
-}
-
-/*
- * --delays: the pairs that grew since the last read, after the rows (whose
- * names they take); pairs of waiters that exited are deleted from the map.
- */
-static int read_delays(struct session *s, struct snapshot *snap)
-{
-	const struct pmbpf_delay_key *dead;
-	size_t nr_dead, i;
-	int fd = bpf_map__fd(s->skel->maps.delays);
-	int err = s->delays_iter.link ? read_delays_iter(s) :
-					map_reader__for_each(&s->delays_rd, delay_entry, s->delays);
-
-	if (err) {
-		pr_err("cannot read delays map: %s\n", strerror(err < 0 ? -err : ENOMEM));
-		return err < 0 ? err : -ENOMEM;
-	}
-	err = delay_acct__finish(s->delays, snap, cgroup_path, proc_comm, s, &dead, &nr_dead);
-	for (i = 0; i < nr_dead; i++)
-		bpf_map_delete_elem(fd, &dead[i]);
-	if (err)
-		pr_err("cannot account delays: %s\n", strerror(-err));
-	return err;
 }
 
 /*
@@ -727,9 +663,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 	/* the threads that ran until now are listed in the previous generation */
 	if (s->skel->rodata->ran_drain)
 		s->skel->bss->list_gen++;
-	/* pairs added to from here on are marked for the next read too (delay.bpf.h) */
-	s->skel->bss->delay_read_min = s->delays_read ? s->skel->bss->delay_gen : 0;
-	s->skel->bss->delay_gen++;
+	if (s->delays.acct)
+		delay_reader__begin(&s->delays, s->skel);
 	err = flush_cpus(s) ?: fold_threads(s);
 	if (err)
 		return err;
@@ -761,8 +696,8 @@ int session__collect(struct session *s, struct snapshot *snap)
 	err = account__finish(s->acct);
 	if (err)
 		return err;
-	if (s->delays) {
-		err = read_delays(s, snap);
+	if (s->delays.acct) {
+		err = delay_reader__read(&s->delays, s->skel, snap, cgroup_path, s);
 		if (err)
 			return err;
 	}
@@ -884,7 +819,6 @@ void session__close(struct session *s)
 		return;
 	hot__free(s->hot);
 	iter_reader__free(&s->fold);
-	iter_reader__free(&s->delays_iter);
 	bpfload__detach(&s->bl);
 	ring_buffer__free(s->rb);
 	pmbpf_bpf__destroy(s->skel);
@@ -894,7 +828,6 @@ void session__close(struct session *s)
 	free(s->flush_online);
 	map_reader__free(&s->counts);
 	map_reader__free(&s->overflow);
-	map_reader__free(&s->delays_rd);
-	delay_acct__free(s->delays);
+	delay_reader__free(&s->delays);
 	free(s);
 }
