@@ -318,12 +318,38 @@ static void test_changed_pairs_only(void)
 	delay_acct__free(a);
 }
 
+/* A waiter delayed by more runners than sums() holds on its stack (32): all summed, ranked. */
+static void test_many_runners(void)
+{
+	struct delay_acct *a = delay_acct__new();
+	struct delay_sum d[DELAY_TOP];
+	__u64 total = 0;
+	size_t n, i;
+
+	if (!CHECK(a))
+		return;
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	for (i = 0; i < 40; i++)
+		entry(a, 10, 1, 100 + i, 2, (i + 1) * 1000, 1);
+	finish(a, 0);
+	n = delay__of_proc(&snap, 10, 1, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK_EQ_U64(n, DELAY_TOP);
+	CHECK_EQ_U64(total, 820000);
+	for (i = 0; i < n; i++)
+		CHECK(d[i].pid == 139 - i && d[i].ns == (40 - i) * 1000 && d[i].waits == 1);
+	n = delay__of_cgroup(&snap, 1, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK(n == 1 && d[0].cgroup_id == 2 && d[0].ns == 820000 && d[0].waits == 40);
+	delay_acct__free(a);
+}
+
 int main(void)
 {
 	test_no_pairs();
 	test_changed_pairs_only();
 	test_deltas_and_exits();
 	test_sums();
+	test_many_runners();
 	snapshot__free(&snap);
 	return check_summary();
 }

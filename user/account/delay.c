@@ -492,6 +492,9 @@ static int cmp_sum(const void *a, const void *b)
 	return cmp_u64(x->pid, y->pid) ?: cmp_u64(x->cgroup_id, y->cgroup_id);
 }
 
+/* Parties summed on the stack before the heap: a process has a few (JSON asks twice per row). */
+#define SUMS_ON_STACK 32
+
 /*
  * Sum the pairs whose one side matches (pid, cgid) (pid ~0: any process of
  * cgroup cgid) per party of the other side (per cgroup when by_cgroup).
@@ -499,8 +502,8 @@ static int cmp_sum(const void *a, const void *b)
 static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
 		   bool by_cgroup, struct delay_sum *out, size_t max, __u64 *total)
 {
-	struct delay_sum *all = NULL;
-	size_t n = 0, cap = 0, i, k, lo = 0, hi = snap->nr_delays;
+	struct delay_sum stack[SUMS_ON_STACK], *all = stack;
+	size_t n = 0, cap = SUMS_ON_STACK, i, k, lo = 0, hi = snap->nr_delays;
 	__u64 sum = 0;
 
 	if (snap->delay_index[side])
@@ -531,24 +534,28 @@ static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum dela
 			continue;
 		}
 		if (n == cap) {
-			struct delay_sum *t = realloc(all, (cap ? cap * 2 : 16) * sizeof(*t));
+			struct delay_sum *t = all == stack ? malloc(cap * 2 * sizeof(*t)) :
+							     realloc(all, cap * 2 * sizeof(*t));
 
 			if (!t)
 				break;
+			if (all == stack)
+				memcpy(t, stack, sizeof(stack));
 			all = t;
-			cap = cap ? cap * 2 : 16;
+			cap *= 2;
 		}
 		all[n++] = d;
 	}
 	if (total)
 		*total = sum;
-	if (n)
+	if (n > 1)
 		qsort(all, n, sizeof(*all), cmp_sum);
 	if (n > max)
 		n = max;
 	if (n)
 		memcpy(out, all, n * sizeof(*out));
-	free(all);
+	if (all != stack)
+		free(all);
 	return n;
 }
 
