@@ -291,8 +291,14 @@ def test_runq_latency_contention_vs_alone():
         # kernel times a wait from the enqueue, pmbpf from the wakeup or the
         # switch-out: apart by up to ~15 us each, and by up to ~100 us in all on
         # an idle host (75 us in 6 waits and 69 us in 3 seen, left unexplained)
-        assert abs(total - kernel["run_delay_ns"]) <= \
-            0.02 * kernel["run_delay_ns"] + 20e3 * kernel["runs"] + 100e3, (total, kernel, lost)
+        # Below, also the waits pmbpf dropped (the count's shortfall, at most
+        # the session's waits_unmatched): each at most the spinner's longest
+        # clock jump (it sees every wait of its own): at rest here 4.88 ms
+        # against the kernel's 9.62, with 10 unmatched host-wide.
+        slack = 0.02 * kernel["run_delay_ns"] + 20e3 * kernel["runs"] + 100e3
+        dropped = max(0, kernel["runs"] - count) * t["gap_max_ns"]
+        assert kernel["run_delay_ns"] - slack - dropped <= total <= kernel["run_delay_ns"] + slack, \
+            (total, kernel, lost, count, t["gap_max_ns"])
         assert kernel["runs"] - lost <= count <= kernel["runs"], (count, kernel, lost)
         # preempted, never asleep: each wait but the first is an involuntary switch
         invol = sum(r["involuntary_switches"] for r in rows)

@@ -24,26 +24,28 @@ static __u32 chunk_keys(struct pmbpf_bpf *skel)
 }
 
 /*
- * Each CPU's lists of pairs added to: the map's pairs shared among the CPUs,
- * at least LIST_MIN_KEYS each (a CPU whose list fills has that read walk
- * every pair): 8,192 keys per CPU and parity with 2 possible CPUs, 256 with
- * 192 (2.4 MB of lists).
+ * Each CPU's lists of pairs added to share one map of a size that does not
+ * grow with the possible CPUs (issue 35: only truly per-CPU state may):
+ * room for the delays map's pairs twice (a list per parity), in whole
+ * chunks, at least one chunk per CPU and parity. A CPU whose list fills has
+ * that read walk every pair, as reads did before the lists: 8,192 keys per
+ * CPU and parity with 2 possible CPUs, 64 with 192 (786 KB of lists either
+ * way; 2.4 MB at 192 when each CPU had at least 256).
  */
-#define LIST_MIN_KEYS 256
-
 void delay_reader__size(struct pmbpf_bpf *skel, bool on, int nr_cpus)
 {
-	__u32 chunk = chunk_keys(skel), keys = DELAY_MAP_ENTRIES / (nr_cpus > 0 ? nr_cpus : 1);
+	__u32 chunk = chunk_keys(skel), cpus = nr_cpus > 0 ? nr_cpus : 1;
+	__u32 total = DELAY_MAP_ENTRIES / chunk, per = total / cpus;
 
-	if (keys < LIST_MIN_KEYS)
-		keys = LIST_MIN_KEYS;
+	if (!per)
+		per = 1;
 	/* without delays the maps are made tiny (the programs refer to them) */
 	skel->rodata->delay_on = on;
-	skel->rodata->delay_list_chunks = (keys + chunk - 1) / chunk;
+	skel->rodata->delay_list_chunks = per;
 	bpf_map__set_max_entries(skel->maps.delays, on ? DELAY_MAP_ENTRIES : 1);
-	bpf_map__set_max_entries(skel->maps.delay_lists, on ? 2 * nr_cpus : 1);
+	bpf_map__set_max_entries(skel->maps.delay_lists, on ? 2 * cpus : 1);
 	bpf_map__set_max_entries(skel->maps.delay_changed,
-				 on ? 2 * nr_cpus * skel->rodata->delay_list_chunks : 1);
+				 on ? 2 * (per * cpus > total ? per * cpus : total) : 1);
 }
 
 int delay_reader__init(struct delay_reader *r, struct pmbpf_bpf *skel)
