@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -136,7 +137,16 @@ def test_top_keys_are_the_help_screen():
     try:
         p.wait(lambda s: s[-1].startswith("?Help"), timeout=30, what="the view")
         p.keys("?")
-        screen = p.wait(lambda s: s[0].startswith("pmbpf top: keys") and s, what="the help")
+        # the whole help: its last line (quit) drawn, and the same screen a
+        # moment later (under load a capture caught it mid-draw: 14 of 15)
+        screen = p.wait(lambda s: s[0].startswith("pmbpf top: keys")
+                        and any(" quit" in line for line in s) and s, what="the help")
+        last = [screen]
+
+        def stable(s):
+            same, last[0] = s == last[0], s
+            return same and s
+        screen = p.wait(stable, what="the help, drawn", poll=0.3)
     finally:
         p.close()
     shown = []
