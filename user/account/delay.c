@@ -48,15 +48,11 @@ void delay_acct__free(struct delay_acct *a)
 int delay_acct__entry(struct delay_acct *a, const struct pmbpf_delay_key *k,
 		      const struct pmbpf_delay_val *v)
 {
-	if (a->nr_cur == a->cap_cur) {
-		size_t cap = a->cap_cur ? a->cap_cur * 2 : 256;
-		struct pair_state *p = realloc(a->cur, cap * sizeof(*p));
+	struct pair_state *p = array__room(a->cur, a->nr_cur, &a->cap_cur, sizeof(*p));
 
-		if (!p)
-			return -ENOMEM;
-		a->cur = p;
-		a->cap_cur = cap;
-	}
+	if (!p)
+		return -ENOMEM;
+	a->cur = p;
 	a->cur[a->nr_cur].k = *k;
 	a->cur[a->nr_cur].v = *v;
 	a->nr_cur++;
@@ -300,15 +296,11 @@ struct gone {
 
 static int dead_add(struct delay_acct *a, const struct pmbpf_delay_key *k)
 {
-	if (a->nr_dead == a->cap_dead) {
-		size_t cap = a->cap_dead ? a->cap_dead * 2 : 64;
-		struct pmbpf_delay_key *d = realloc(a->dead, cap * sizeof(*d));
+	struct pmbpf_delay_key *d = array__room(a->dead, a->nr_dead, &a->cap_dead, sizeof(*d));
 
-		if (!d)
-			return -ENOMEM;
-		a->dead = d;
-		a->cap_dead = cap;
-	}
+	if (!d)
+		return -ENOMEM;
+	a->dead = d;
 	a->dead[a->nr_dead++] = *k;
 	return 0;
 }
