@@ -344,6 +344,11 @@ class Bench:
             "scale_intervals": 3 if q else 5,
             "scale_warmup_s": 2.0,
             "scale_max_window_s": 40.0,
+            # CPU per refresh is the window's CPU over the refreshes in it: a
+            # tool slower than its interval (tiptop at 10,000 tasks: about
+            # one refresh in 1.5 s) is cut mid-refresh at both ends, so a
+            # window of 2-3 of its refreshes was off by up to a third
+            "scale_min_refreshes": 3 if q else 10,
             "ran_period_ms": 500,
         }
         if args.scale_active:
@@ -879,10 +884,11 @@ class Bench:
         first = last = cpu_ns(pid)
         r0 = mon.refreshes()
         t0 = time.monotonic()
-        # a tool slower than its interval (tiptop at 10,000 tasks): until it
-        # has refreshed twice in the window, up to scale_max_window_s
+        # until the tool has refreshed scale_min_refreshes times in the
+        # window (a slow one: tiptop at 10,000 tasks), up to scale_max_window_s
         while len(per_s) < self.cfg["scale_intervals"] or (
-                mon.refreshes() - r0 < 2 and time.monotonic() - t0 < self.cfg["scale_max_window_s"]):
+                mon.refreshes() - r0 < self.cfg["scale_min_refreshes"]
+                and time.monotonic() - t0 < self.cfg["scale_max_window_s"]):
             time.sleep(1.0)
             if hasattr(mon, "tick"):
                 mon.tick()
@@ -1266,8 +1272,9 @@ def summary_md(res, args):
         L.append("")
     if res.get("scale"):
         L.append("## Userspace cost at scale (1 s refresh)\n")
-        L.append("CPU time of the tool (all threads, /proc/PID/task/*/schedstat) over a %d s "
-                 "window after %.0f s warm-up, divided by the refreshes it printed in the window; "
+        L.append("CPU time of the tool (all threads, /proc/PID/task/*/schedstat) over a window of "
+                 "at least %d s and %d refreshes (at most %.0f s) after %.0f s warm-up, divided "
+                 "by the refreshes it printed in the window; "
                  "CPU ms per second as median [min-max] of the 1 s samples; RSS and peak RSS "
                  "(VmHWM) at the end; open fds. idle: processes sleep and never run; ran: each "
                  "wakes every %d ms; ran once: spawned while pmbpf runs, then idle (the kernel "
@@ -1276,6 +1283,8 @@ def summary_md(res, args):
                  "(tiptop with -H); serve is scraped every second; the floor is bench/floor, a "
                  "plain batch read of the maps of a pmbpf serve (its own CPU only).\n" % (
                      res["config"]["scale_intervals"],
+                     res["config"].get("scale_min_refreshes", 2),
+                     res["config"]["scale_max_window_s"],
                                          res["config"]["scale_warmup_s"],
                                          res["config"]["ran_period_ms"],
                                          res["config"]["ran_period_ms"]))
