@@ -181,6 +181,20 @@ static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cp
 	struct pmbpf_counts slot;
 	int cpu, i;
 
+	if (nr_cpus == 1) {
+		/* the shared map's one value: the loop below, without the copies */
+		memcpy(sum, vals, size);
+		memset((char *)sum + size, 0, sizeof(*sum) - size);
+		if (sum->runq_max_gen != a->gen)
+			sum->runq_max_ns = 0;
+		sum->runq_max_gen = 0;
+		sum->pad = 0;
+		if (!sum->comm[0]) {
+			sum->comm_ns = 0;
+			memset(sum->comm, 0, sizeof(sum->comm));
+		}
+		return;
+	}
 	memset(sum, 0, sizeof(*sum));
 	memset(&slot, 0, sizeof(slot));
 	for (cpu = 0; cpu < nr_cpus; cpu++) {

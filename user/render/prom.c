@@ -257,7 +257,7 @@ static int acc_rows(struct prom_state *ps, struct ranking *r, const struct snaps
 
 		if (row->overflow || row->pid == 0)
 			continue;
-		p = ranking__find(r, row, now);
+		p = ranking__row(r, rows, i, now);
 		if (!p)
 			continue;
 		if (p->exported && !p->acc) {

@@ -71,6 +71,8 @@ void ranking__free(struct ranking *r)
 	htab_free(&r->procs);
 	htab_free(&r->series);
 	free(r->rank);
+	free(r->row_proc);
+	free(r->cand);
 }
 
 static __u64 row_hash(const struct proc_row *row)
@@ -162,18 +164,30 @@ static int cmp_linger(const void *a, const void *b)
 	return cmp_score(a, b);
 }
 
+/* Room for n in the array *a of capacity *cap. */
+static int procs_reserve(struct proc ***a, size_t *cap, size_t n)
+{
+	struct proc **p;
+
+	if (n <= *cap)
+		return 0;
+	p = realloc(*a, n * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*a = p;
+	*cap = n;
+	return 0;
+}
+
 static int rank_reserve(struct ranking *r, size_t n)
 {
-	struct proc **rank;
+	return procs_reserve(&r->rank, &r->cap_rank, n);
+}
 
-	if (n <= r->cap_rank)
-		return 0;
-	rank = realloc(r->rank, n * sizeof(*rank));
-	if (!rank)
-		return -ENOMEM;
-	r->rank = rank;
-	r->cap_rank = n;
-	return 0;
+/* A proc's score (its stored one times the decays so far, r->scale). */
+static double score_of(const struct ranking *r, const struct proc *p)
+{
+	return p->score * (r->scale > 0 ? r->scale : 1);
 }
 
 /*
@@ -255,22 +269,34 @@ static size_t top_first(struct proc **rank, size_t n, size_t k)
 	return n;
 }
 
+/* What ranking__expire() forgets (expire_proc()), or may once select exports more. */
+static bool may_expire(const struct ranking *r, const struct proc *p, __u64 now)
+{
+	return p->exported || p->exited || now - p->last_seen >= r->grace_ns;
+}
+
 int ranking__select(struct ranking *r, __u64 now)
 {
-	size_t i, n = 0, k = r->top_k;
+	size_t i, n = 0, k = r->top_k, nc = 0;
 	struct hnode *node;
 
-	if (rank_reserve(r, r->procs.nr))
+	if (rank_reserve(r, r->procs.nr) || procs_reserve(&r->cand, &r->cap_cand, r->procs.nr))
 		return -ENOMEM;
+	/*
+	 * One walk: the candidates for the top K, and the procs that may
+	 * linger or expire (every exported one among them) in r->cand.
+	 */
 	for (i = 0; i < r->procs.nr_buckets; i++) {
 		for (node = r->procs.b[i]; node; node = node->next) {
 			struct proc *p = (struct proc *)node;
 			bool incumbent = p->exported && p->top_gen == r->gen && !p->exited;
 
-			p->rank = p->score * (incumbent ? INCUMBENT_BONUS : 1);
+			p->rank = score_of(r, p) * (incumbent ? INCUMBENT_BONUS : 1);
 			/* live, or exited in this interval: its final counts are news */
 			if (p->rank > 0 && (!p->exited || p->last_seen == now))
 				r->rank[n++] = p;
+			if (may_expire(r, p, now))
+				r->cand[nc++] = p;
 		}
 	}
 	n = top_first(r->rank, n, k);
@@ -278,23 +304,24 @@ int ranking__select(struct ranking *r, __u64 now)
 	for (i = 0; i < n && i < k; i++) {
 		struct proc *p = r->rank[i];
 
+		/* an exited one exported now is in r->cand already (may_expire()) */
 		if (!p->exported)
 			export(r, p);
 		p->top_gen = r->gen;
 		p->linger_since = p->exited ? now : 0;
 	}
+	r->nr_cand = nc;
+	r->cand_gen = r->gen;
 	/* Exported but not (or no longer live) in the top K: lingering. */
 	n = 0;
-	for (i = 0; i < r->procs.nr_buckets; i++) {
-		for (node = r->procs.b[i]; node; node = node->next) {
-			struct proc *p = (struct proc *)node;
+	for (i = 0; i < nc; i++) {
+		struct proc *p = r->cand[i];
 
-			if (!p->exported || (p->top_gen == r->gen && !p->exited))
-				continue;
-			if (!p->linger_since)
-				p->linger_since = now;
-			r->rank[n++] = p;
-		}
+		if (!p->exported || (p->top_gen == r->gen && !p->exited))
+			continue;
+		if (!p->linger_since)
+			p->linger_since = now;
+		r->rank[n++] = p;
 	}
 	if (n > k) {
 		/* the oldest lingering series go first */
@@ -324,8 +351,21 @@ static void expire_proc(void *ctx, struct hnode *n, __u64 now)
 
 void ranking__expire(struct ranking *r, __u64 now)
 {
-	htab_each(&r->procs, expire_proc, r, now);
+	size_t i;
+
+	if (r->cand_gen != r->gen || !r->gen) {
+		htab_each(&r->procs, expire_proc, r, now);
+		return;
+	}
+	/* only the procs ranking__select() listed can go (may_expire()) */
+	for (i = 0; i < r->nr_cand; i++)
+		expire_proc(r, &r->cand[i]->node, now);
+	r->nr_cand = 0;
+	r->cand_gen = 0;
 }
+
+/* Below this, the stored scores are brought back to scale 1 (a walk of all). */
+#define SCALE_MIN 1e-200
 
 int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, double dt, __u64 now)
 {
@@ -333,26 +373,46 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 	struct hnode *n;
 	size_t i;
 
-	for (i = 0; i < r->procs.nr_buckets; i++)
-		for (n = r->procs.b[i]; n; n = n->next)
-			((struct proc *)n)->score *= decay;
+	if (!(r->scale > 0))
+		r->scale = 1;
+	r->scale *= decay;
+	if (r->scale < SCALE_MIN) {
+		for (i = 0; i < r->procs.nr_buckets; i++)
+			for (n = r->procs.b[i]; n; n = n->next)
+				((struct proc *)n)->score *= r->scale;
+		r->scale = 1;
+	}
+	r->rows = NULL;
+	if (procs_reserve(&r->row_proc, &r->cap_row_proc, nr))
+		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		const struct proc_row *row = &rows[i];
 		struct proc *p;
 
+		r->row_proc[i] = NULL;
 		if (row->overflow || row->pid == 0)
 			continue;
 		p = proc_get(r, row, now);
 		if (!p)
 			return -ENOMEM;
-		p->score += (1 - decay) * (row->f.n[PMBPF_N_ONCPU_NS] / 1e9) / dt;
+		r->row_proc[i] = p;
+		p->score += (1 - decay) * (row->f.n[PMBPF_N_ONCPU_NS] / 1e9) / dt / r->scale;
 		if (row->comm[0])
 			memcpy(p->comm, row->comm, sizeof(p->comm));
 		p->last_seen = now;
 		if (row->exited)
 			p->exited = true;
 	}
+	r->rows = rows;
+	r->nr_rows = nr;
 	return 0;
+}
+
+struct proc *ranking__row(struct ranking *r, const struct proc_row *rows, size_t i, __u64 now)
+{
+	if (rows == r->rows && i < r->nr_rows)
+		return r->row_proc[i];
+	return ranking__find(r, &rows[i], now);
 }
 
 int ranking__exported(struct ranking *r, struct proc ***rank, size_t *nr)

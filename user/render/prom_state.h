@@ -81,7 +81,8 @@ struct proc {
 	char *cgroup; /* path below the cgroup2 mount, or NULL */
 	struct acc *acc; /* from its first export on: untracked processes stay small */
 	struct series_cache *cache; /* its series' text, once rendered */
-	double score; /* average CPU seconds per second, over about SCORE_TAU_S */
+	/* average CPU seconds per second, over about SCORE_TAU_S (score_of(): divided by ranking.scale) */
+	double score;
 	double rank; /* score, with the bonus of a process in the top K */
 	__u64 last_seen;
 	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
@@ -117,6 +118,20 @@ struct ranking {
 	struct htab procs;
 	struct htab series; /* the same procs by pid and tid (snode): who shares a series */
 	struct proc **rank;
+	/*
+	 * Every score decays by the same factor each interval: a proc keeps its
+	 * score divided by their product (scale; 0: 1), so no update visits
+	 * every proc to decay it.
+	 */
+	double scale;
+	/* The last ranking__rows(): each row's proc (NULL: none), for acc_rows. */
+	const struct proc_row *rows;
+	struct proc **row_proc;
+	size_t nr_rows, cap_row_proc;
+	/* ranking__select()'s procs that ranking__expire() may forget, of update cand_gen */
+	struct proc **cand;
+	size_t nr_cand, cap_cand;
+	__u64 cand_gen;
 	__u64 gen;
 	size_t cap_rank;
 	size_t nr_exported;
@@ -158,6 +173,8 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 int ranking__select(struct ranking *r, __u64 now);
 /* The process or thread of row, or NULL. */
 struct proc *ranking__find(struct ranking *r, const struct proc_row *row, __u64 now);
+/* The process or thread of rows[i] of the last ranking__rows(r, rows, ...), or NULL. */
+struct proc *ranking__row(struct ranking *r, const struct proc_row *rows, size_t i, __u64 now);
 /* Forget the processes whose series expired, and the untracked that are gone or idle. */
 void ranking__expire(struct ranking *r, __u64 now);
 /* The processes with series, by CPU ranking, in *rank (r's own array). Returns 0 or -ENOMEM. */
