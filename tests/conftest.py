@@ -46,6 +46,17 @@ needs_root = pytest.mark.skipif(not can_bpf(), reason="loading BPF programs need
                                 "(or CAP_BPF and CAP_PERFMON); run the suite with sudo")
 
 
+def allowed_cpus(n=1):
+    """The first n CPUs this process may run on, lowest first: the tests pin
+    work to these, never to CPUs 0 and 1 by number, which a host that limits
+    the suite to some CPUs (a cpuset, e.g. CPUs 4-5 of a bigger machine) does
+    not allow. Skips the test when fewer than n are allowed."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < n:
+        pytest.skip(f"needs {n} CPUs; this process may run on {len(cpus)} only ({cpus})")
+    return cpus[:n]
+
+
 # Run by python3 -c SPAWNER WORK SECONDS: 2,000 short-lived processes a
 # minute, each burning 2 ms of CPU; prints {"started": processes started,
 # "seconds": how long it ran, "cpu_s": its own and its children's CPU time,

@@ -20,7 +20,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PMBPF, WORK, assert_wakeup_mode, cgroup2_mount, needs_root
+from conftest import PMBPF, WORK, allowed_cpus, assert_wakeup_mode, cgroup2_mount, needs_root
 
 pytestmark = needs_root
 
@@ -176,10 +176,9 @@ def assert_waits_as_kernel(recs, report):
 
 
 def cpus_pair():
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        pytest.skip("needs two CPUs")
-    return cpus[-1], cpus[0]
+    """The CPU the work shares, and another for pmbpf (or for work kept apart)."""
+    first, second = allowed_cpus(2)
+    return second, first
 
 
 def cpu_busy_ns(cpu):

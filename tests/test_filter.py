@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import SPAWNER, WORK, Cgroup, FileRecord, needs_root
+from conftest import SPAWNER, WORK, Cgroup, FileRecord, allowed_cpus, needs_root
 
 pytestmark = needs_root
 
@@ -143,14 +143,13 @@ def test_churn_in_filtered_cgroup_matches_cpu_stat(run, host):
 
 
 def test_task_moving_into_filter_after_unmonitored_work_is_not_credited_it():
-    """The stale attribution point, made on purpose: a monitored task ends on CPU 1,
-    an unmonitored one burns 400 ms there, then a task moves itself into the
+    """The stale attribution point, made on purpose: a monitored task ends on a
+    CPU (the second allowed), an unmonitored one burns 400 ms there, then a task moves itself into the
     filtered cgroup and burns 100 ms. Only the monitored work may be credited
     (before the fix, the 400 ms were credited to the cgroup too)."""
-    if os.cpu_count() < 2:
-        pytest.skip("needs two CPUs")
+    _, cpu = allowed_cpus(2)
     cg = Cgroup("filter", "move")
-    pin = ["taskset", "-c", "1"]
+    pin = ["taskset", "-c", str(cpu)]
     enter = f'echo $$ > "{cg.path}/cgroup.procs" && exec "$0" "$@"'
     try:
         rec = Filtered(cg, ["task-clock"])

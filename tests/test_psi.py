@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, Cgroup, needs_root
+from conftest import BUILD, Cgroup, allowed_cpus, needs_root
 
 WORK = os.path.join(BUILD, "workloads", "work")
 FILES = ("cpu", "memory", "io")
@@ -76,6 +76,7 @@ def end_time(rec):
 def test_cpu_pressure_against_the_cgroups_file(recorder):
     if not os.path.exists("/proc/pressure/cpu"):
         pytest.skip("no PSI in this kernel (CONFIG_PSI, or psi=0 on the command line)")
+    cpu, = allowed_cpus(1)
     cg = Cgroup("psi", "cpu")
     spinners = []
     try:
@@ -85,7 +86,7 @@ def test_cpu_pressure_against_the_cgroups_file(recorder):
         sampler = Sampler(cg.path)
         spin_start = time.time()
         for _ in range(2):
-            spinners.append(subprocess.Popen(["taskset", "-c", "0", WORK, "spin", "8"],
+            spinners.append(subprocess.Popen(["taskset", "-c", str(cpu), WORK, "spin", "8"],
                                              preexec_fn=cg.enter, stdout=subprocess.DEVNULL))
         spin_end = spin_start + 8
         rec.wait_intervals(7, timeout=60)

@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from conftest import PMBPF, WORK, collections, count_slack, final_figures, needs_root, work
+from conftest import (PMBPF, WORK, allowed_cpus, collections, count_slack, final_figures,
+                      needs_root, work)
 
 pytestmark = needs_root
 
@@ -175,10 +176,12 @@ def test_pinned_busy_loop_steady(recorder, tmp_path):
     priority: on a busy machine a normal one is switched out every few ms (6%
     of a CPU was seen at load 7), and then the flush is not what is tested.
     """
+    # pmbpf on one CPU, the real-time spinner alone on another
+    home, spin_cpu = allowed_cpus(2)
     trace = tmp_path / "trace"
-    rec = recorder("-e", "task-clock", "-i", "0.5", cpu=0)
-    proc = subprocess.run(["chrt", "-f", "1", "taskset", "-c", "1", WORK, "spin", "3.2",
-                           str(trace)], stdout=subprocess.PIPE, text=True, check=True)
+    rec = recorder("-e", "task-clock", "-i", "0.5", cpu=home)
+    proc = subprocess.run(["chrt", "-f", "1", "taskset", "-c", str(spin_cpu), WORK, "spin",
+                           "3.2", str(trace)], stdout=subprocess.PIPE, text=True, check=True)
     rec.stop()
     pid = int(re.search(r'"pid":(\d+)', proc.stdout).group(1))
     log = [tuple(map(float, l.split())) for l in trace.read_text().splitlines()]
@@ -426,11 +429,11 @@ def test_eight_counters_at_once(recorder):
             (clock, got, kernel, truth)
 
 
-@pytest.mark.skipif(os.cpu_count() < 2, reason="migrations need two CPUs")
 def test_migrations_credited(recorder):
-    """A process that pins itself to the other CPU N times is credited its
+    """A process that pins itself to the other of two CPUs N times is credited its
     moves: the scheduler's own count for it (se.nr_migrations, same run), and
     at least N - 1 (its first hop may land where it already is)."""
+    allowed_cpus(2)  # work hop moves between the first two it may run on
     if not os.path.exists("/proc/self/sched"):
         pytest.skip("no /proc/PID/sched (kernel without CONFIG_SCHED_DEBUG)")
     rec = recorder("-e", "task-clock", "-i", "0.3")

@@ -15,8 +15,9 @@
  *                             N children at once, each touches PAGES pages,
  *                             sleeps SECONDS and exits
  *   work migrate A B MS        burn MS ms of CPU in cgroup directory A, then MS in B
- *   work hop N MS             N times: pin itself to the other of CPUs 0 and 1, burn MS
- *                             ms of CPU there; reports the kernel's se.nr_migrations
+ *   work hop N MS             N times: pin itself to the other of the first two CPUs it
+ *                             may run on, burn MS ms of CPU there; reports the kernel's
+ *                             se.nr_migrations
  *   work writes N             N write() calls of one byte to /dev/null (then its
  *                             report: one more write, stdout being a pipe)
  *   work gate PAGES SECONDS   wait for a line on stdin, then touch PAGES pages
@@ -320,6 +321,25 @@ static void pin(int cpu)
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
 		perror("sched_setaffinity");
+		exit(1);
+	}
+}
+
+/* The lowest two CPUs this thread may run on: a cpuset may not allow 0 and 1. */
+static void allowed_pair(int cpus[2])
+{
+	cpu_set_t set;
+	int cpu, n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set)) {
+		perror("sched_getaffinity");
+		exit(1);
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && n < 2; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[n++] = cpu;
+	if (n < 2) {
+		fprintf(stderr, "work: needs two allowed CPUs\n");
 		exit(1);
 	}
 }
@@ -663,9 +683,11 @@ int main(int argc, char **argv)
 		report("migrate");
 	} else if (!strcmp(argv[1], "hop") && argc > 3) {
 		long n = atol(argv[2]), i, migrations;
+		int cpus[2];
 
+		allowed_pair(cpus);
 		for (i = 0; i < n; i++) {
-			pin(i % 2);
+			pin(cpus[i % 2]);
 			burn_cpu(CLOCK_PROCESS_CPUTIME_ID, atol(argv[3]));
 		}
 		/* the scheduler's own count of this thread's moves (CONFIG_SCHED_DEBUG) */
