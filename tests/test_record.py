@@ -375,6 +375,51 @@ def test_sigterm_stops_cleanly():
     assert '"system"' in out  # the partial interval is reported, not lost
 
 
+def catches(pid, sig):
+    """Whether process pid has a handler for sig (SigCgt of its status)."""
+    with open(f"/proc/{pid}/status") as f:
+        caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+    return bool(caught & (1 << (sig - 1)))
+
+
+def test_stop_signal_during_load_stops_as_after_it():
+    """SIGINT while the BPF programs load. The verifier gives up at a pending
+    signal (EAGAIN), and libbpf's retries with it: a stop signal then (or the
+    stop timer it starts) failed both flavours, with "tp_btf programs failed
+    to load; using raw_tp", then "cannot load BPF programs", exit 1 (seen on
+    a starved host when a test stopped pmbpf during its start). The stop is
+    now held until the load is done: pmbpf stops as one stopped just after
+    it, exit 0 with its session and one collection, the flavour it picks
+    unsignalled. SIGINT every 0.5 ms from the moment pmbpf has its handler
+    (before its load) until it exits: the old build failed 3 runs of 3."""
+    plain = subprocess.run([PMBPF, "record", "-e", "task-clock", "-i", "0.1", "-c", "1", "-o",
+                            "json"], capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0, plain.stderr
+    attach = json.loads(plain.stdout.splitlines()[0])["attach"]
+    p = subprocess.Popen([PMBPF, "record", "-e", "task-clock", "-i", "10", "-o", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while p.poll() is None and not catches(p.pid, signal.SIGINT):
+            assert time.monotonic() < deadline, "pmbpf took no SIGINT handler in 30 s"
+            time.sleep(0.0005)
+        sent = 0
+        while p.poll() is None and time.monotonic() < deadline:
+            os.kill(p.pid, signal.SIGINT)
+            sent += 1
+            time.sleep(0.0005)
+        out, err = p.communicate(timeout=30)
+    finally:
+        p.kill()
+        p.wait()
+    assert sent, "pmbpf exited before its first SIGINT"
+    assert p.returncode == 0, (sent, err)
+    assert "raw_tp" not in err and "cannot load" not in err, err
+    recs = [json.loads(line) for line in out.splitlines()]
+    assert recs[0]["type"] == "session" and recs[0]["attach"] == attach, recs[:1]
+    assert [r for r in recs if r["type"] == "system"], "no collection after the stop"
+
+
 def spawn_with_pid(pid, args):
     """Start args as process pid (root: /proc/sys/kernel/ns_last_pid), or None."""
     for _ in range(50):

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,41 @@
 #define CHUNK	  256 /* entries in a first batch */
 #define MAX_CHUNK (1U << 20)
 
+/*
+ * The verifier gives up with EAGAIN at a pending signal, and libbpf's
+ * retries with it: a stop signal (or the stop timer it starts, every
+ * 100 ms) failed both flavours, with a false "using raw_tp" on the way.
+ * Held until the programs are loaded, it stops pmbpf as one just after
+ * the load does.
+ */
+static int load_stop_held(struct bpfload *bl, bpfload_fn load, void *ctx)
+{
+	sigset_t stop, old;
+	int err;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	err = load(bl, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 int bpfload__load(struct bpfload *bl, bool try_tp_btf, bpfload_fn load, void *ctx)
 {
 	int err;
 
 	if (try_tp_btf) {
 		bl->tp_btf = true;
-		err = load(bl, ctx);
+		err = load_stop_held(bl, load, ctx);
 		if (!err)
 			return 0;
 		pr_err("tp_btf programs failed to load (%s); using raw_tp\n", strerror(-err));
 	}
 	bl->tp_btf = false;
-	err = load(bl, ctx);
+	err = load_stop_held(bl, load, ctx);
 	if (err)
 		pr_err("cannot load BPF programs: %s (run with -v for the verifier log)\n",
 		       strerror(-err));
