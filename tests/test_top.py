@@ -24,7 +24,12 @@ TMUX = shutil.which("tmux")
 needs_tmux = pytest.mark.skipif(TMUX is None, reason="tmux is not installed (make deps installs it)")
 
 EVENTS = "task-clock,page-faults"
-COMM = "ptopwork"
+# The workloads' command name, this run's own: the filter matches a part of
+# the name, and another suite's test_top running beside this one must not
+# show in its rows. The pid in a fixed width (pid_max is at most 2^22: 7
+# digits), so that no run's name is a part of another's; 11 characters, in
+# the 15 a command name keeps.
+COMM = f"ptop{os.getpid():07d}"
 
 
 class Pane:
