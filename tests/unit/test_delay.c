@@ -343,12 +343,44 @@ static void test_many_runners(void)
 	delay_acct__free(a);
 }
 
+/*
+ * Ties in the ranking: 60 runners of 10 values of ns in 2 cgroups, in no
+ * order; the top ones by ns, then pid, then cgroup, as a sort of all gives.
+ */
+static void test_ranking_ties(void)
+{
+	struct delay_acct *a = delay_acct__new();
+	struct delay_sum d[DELAY_TOP];
+	__u64 total = 0;
+	size_t n, i;
+
+	if (!CHECK(a))
+		return;
+	snapshot__reset(&snap);
+	row(10, 1, "victim", "/v", false);
+	/* pid 100 + i % 30 in cgroup 2 + i / 30; ns 1000 x (i x 7 % 10): 9000 at i = 7, 17, 27... */
+	for (i = 0; i < 60; i++)
+		entry(a, 10, 1, 100 + (i * 13) % 30, 2 + i / 30, (i * 7 % 10) * 1000, 1);
+	finish(a, 0);
+	n = delay__of_proc(&snap, 10, 1, DELAY_BY, d, DELAY_TOP, &total);
+	CHECK_EQ_U64(n, DELAY_TOP);
+	CHECK_EQ_U64(total, 60 * 4500);
+	for (i = 0; i < n; i++)
+		CHECK(d[i].ns == 9000 && d[i].waits == 1);
+	/* those with 9000 (i = 7, 17, 27, 37, 47, 57) by pid, then cgroup */
+	CHECK(n == 5 && d[0].pid == 101 && d[0].cgroup_id == 2 && d[1].pid == 101 &&
+	      d[1].cgroup_id == 3 && d[2].pid == 111 && d[2].cgroup_id == 2 && d[3].pid == 111 &&
+	      d[3].cgroup_id == 3 && d[4].pid == 121 && d[4].cgroup_id == 2);
+	delay_acct__free(a);
+}
+
 int main(void)
 {
 	test_no_pairs();
 	test_changed_pairs_only();
 	test_deltas_and_exits();
 	test_sums();
+	test_ranking_ties();
 	test_many_runners();
 	snapshot__free(&snap);
 	return check_summary();

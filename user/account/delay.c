@@ -218,15 +218,11 @@ static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32
 			b = m;
 	}
 	*lo = a;
-	b = snap->nr_delays;
-	/* first above (cgid, pid or any) */
-	while (a < b) {
-		m = a + (b - a) / 2;
-		side_key(&snap->delays[x[m]], side, &cg, &p);
-		if (cg < cgid || (cg == cgid && (pid == ~0U || p <= pid)))
-			a = m + 1;
-		else
-			b = m;
+	/* the end by a walk: sums() walks the range after anyway */
+	for (; a < snap->nr_delays; a++) {
+		side_key(&snap->delays[x[a]], side, &cg, &p);
+		if (cg != cgid || (pid != ~0U && p != pid))
+			break;
 	}
 	*hi = a;
 }
@@ -484,18 +480,37 @@ static int cmp_sum(const void *a, const void *b)
 	return cmp_u64(x->pid, y->pid) ?: cmp_u64(x->cgroup_id, y->cgroup_id);
 }
 
-/* Parties summed on the stack before the heap: a process has a few (JSON asks twice per row). */
+/* Parties summed on the stack before the heap: a cgroup's are a few cgroups. */
 #define SUMS_ON_STACK 32
+
+/* d into the first *n of out (ranked by cmp_sum(), at most max): the top max so far. */
+static void top_insert(struct delay_sum *out, size_t *n, size_t max, const struct delay_sum *d)
+{
+	size_t k = *n;
+
+	if (k == max && (!max || cmp_sum(d, &out[max - 1]) >= 0))
+		return;
+	if (k < max)
+		(*n)++;
+	else
+		k--;
+	for (; k > 0 && cmp_sum(d, &out[k - 1]) < 0; k--)
+		out[k] = out[k - 1];
+	out[k] = *d;
+}
 
 /*
  * Sum the pairs whose one side matches (pid, cgid) (pid ~0: any process of
  * cgroup cgid) per party of the other side (per cgroup when by_cgroup).
+ * The pairs' keys are unique (delay_acct__finish() keeps one of each), so
+ * of one process each party on the other side is one pair: ranked as they
+ * come, with no sum and no sort of them all (JSON asks twice per row).
  */
 static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
 		   bool by_cgroup, struct delay_sum *out, size_t max, __u64 *total)
 {
 	struct delay_sum stack[SUMS_ON_STACK], *all = stack;
-	size_t n = 0, cap = SUMS_ON_STACK, i, k, lo = 0, hi = snap->nr_delays;
+	size_t n = 0, cap = SUMS_ON_STACK, i, k, lo = 0, hi = snap->nr_delays, top = 0;
 	__u64 sum = 0;
 
 	if (snap->delay_index[side])
@@ -517,6 +532,10 @@ static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum dela
 		if (me_cg != cgid || (pid != ~0U && me_pid != pid))
 			continue;
 		sum += p->ns;
+		if (!by_cgroup) {
+			top_insert(out, &top, max, &d);
+			continue;
+		}
 		for (k = 0; k < n; k++)
 			if (all[k].pid == d.pid && all[k].cgroup_id == d.cgroup_id)
 				break;
@@ -540,15 +559,11 @@ static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum dela
 	}
 	if (total)
 		*total = sum;
-	if (n > 1)
-		qsort(all, n, sizeof(*all), cmp_sum);
-	if (n > max)
-		n = max;
-	if (n)
-		memcpy(out, all, n * sizeof(*out));
+	for (k = 0; k < n; k++)
+		top_insert(out, &top, max, &all[k]);
 	if (all != stack)
 		free(all);
-	return n;
+	return top;
 }
 
 size_t delay__of_proc(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
