@@ -282,6 +282,73 @@ static void test_fixed(void)
 	CHECK_STR((got[fmt_u64(got, 0)] = '\0', got), "0");
 }
 
+/* fmt_u64() and fmt_s64() are "%llu" and "%lld": every power of ten and its neighbours, random values. */
+static void test_integers(void)
+{
+	char want[32], got[32];
+	unsigned int seed = 7, bad = 0, n = 0, k;
+	__u64 p = 1, v;
+	int j;
+
+	for (k = 0; k < 20 + 200000; k++) {
+		for (j = -1; j <= 1; j++) {
+			if (k < 20) {
+				v = p + j;
+			} else {
+				/* 1 to 64 random bits */
+				v = ((__u64)rand_r(&seed) << 33) ^ ((__u64)rand_r(&seed) << 11) ^
+				    rand_r(&seed);
+				v >>= rand_r(&seed) % 64;
+			}
+			got[fmt_u64(got, v)] = '\0';
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+			n++;
+			if (strcmp(got, want) && bad++ < 5)
+				fprintf(stderr, "fmt_u64: %s, printf: %s\n", got, want);
+			got[fmt_s64(got, (long long)v)] = '\0';
+			snprintf(want, sizeof(want), "%lld", (long long)v);
+			if (strcmp(got, want) && bad++ < 5)
+				fprintf(stderr, "fmt_s64: %s, printf: %s\n", got, want);
+		}
+		if (k < 19)
+			p *= 10;
+	}
+	CHECK_EQ_U64(bad, 0);
+	CHECK(n > 600000);
+	CHECK_STR((got[fmt_u64(got, 10000000000000000000ULL)] = '\0', got),
+		  "10000000000000000000");
+}
+
+/* An outbuf with the caller's buffer: the stream gets nothing before it is full, then all in order. */
+static void test_outbuf_buf(void)
+{
+	static char big[3 * OUTBUF_SIZE];
+	struct outbuf b;
+	size_t i, k;
+
+	f = open_memstream(&out, &out_len);
+	if (!f)
+		exit(2);
+	outbuf__init_buf(&b, f, big, sizeof(big));
+	CHECK(b.buf == big && b.cap == sizeof(big));
+	for (i = 0; i < 2 * OUTBUF_SIZE; i++)
+		outbuf__u64(&b, i % 10);
+	fflush(f);
+	CHECK_EQ_U64(out_len, 0);
+	for (; i < 10 * OUTBUF_SIZE; i++)
+		outbuf__u64(&b, i % 10);
+	outbuf__flush(&b);
+	fclose(f);
+	CHECK_EQ_U64(out_len, 10 * OUTBUF_SIZE);
+	for (k = 0; out && k < out_len && out[k] == (char)('0' + k % 10); k++)
+		;
+	CHECK_EQ_U64(k, 10 * OUTBUF_SIZE);
+	free(out);
+	/* a buffer smaller than OUTBUF_SIZE is not taken */
+	outbuf__init_buf(&b, stdout, big, 16);
+	CHECK(b.buf == b.small && b.cap == OUTBUF_SIZE);
+}
+
 /* JSON Lines: a newline after each outermost value; nothing reaches the stream before jw_flush(). */
 static void test_lines(void)
 {
@@ -310,6 +377,8 @@ int main(void)
 	test_escape();
 	test_invalid_utf8();
 	test_fixed();
+	test_integers();
+	test_outbuf_buf();
 	test_lines();
 	return check_summary();
 }

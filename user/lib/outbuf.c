@@ -12,7 +12,7 @@ void outbuf__flush(struct outbuf *b)
 void outbuf__write(struct outbuf *b, const char *s, size_t n)
 {
 	while (n) {
-		size_t room = OUTBUF_SIZE - b->len, k = n < room ? n : room;
+		size_t room = b->cap - b->len, k = n < room ? n : room;
 
 		if (!room) {
 			outbuf__flush(b);
@@ -25,17 +25,47 @@ void outbuf__write(struct outbuf *b, const char *s, size_t n)
 	}
 }
 
+/* "00" to "99" */
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324"
+				 "25262728293031323334353637383940414243444546474849"
+				 "50515253545556575859606162636465666768697071727374"
+				 "75767778798081828384858687888990919293949596979899";
+
+/* Digits of v: 1 to 20. */
+static inline size_t u64_digits(__u64 v)
+{
+	size_t n = 1;
+
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/* Two digits at a time from the end (one division by 100 per pair). */
 size_t fmt_u64(char *dst, __u64 v)
 {
-	char tmp[20];
-	size_t n = 0, i;
+	size_t n = u64_digits(v), k = n;
 
-	do {
-		tmp[n++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	for (i = 0; i < n; i++)
-		dst[i] = tmp[n - 1 - i];
+	while (v >= 100) {
+		unsigned int r = v % 100;
+
+		v /= 100;
+		k -= 2;
+		memcpy(dst + k, digits2 + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(dst + k - 2, digits2 + 2 * v, 2);
+	else
+		dst[k - 1] = '0' + v;
 	return n;
 }
 

@@ -17,8 +17,9 @@
 
 struct outbuf {
 	FILE *f;
-	size_t len;
-	char buf[OUTBUF_SIZE];
+	size_t len, cap;
+	char *buf; /* small, or the caller's (outbuf__init_buf()) */
+	char small[OUTBUF_SIZE];
 };
 
 /* Decimal digits of v at dst (no NUL); returns their number. */
@@ -35,6 +36,22 @@ static inline void outbuf__init(struct outbuf *b, FILE *f)
 {
 	b->f = f;
 	b->len = 0;
+	b->buf = b->small;
+	b->cap = sizeof(b->small);
+}
+
+/*
+ * With the caller's buffer of cap bytes (at least OUTBUF_SIZE), valid until
+ * the last flush: a refresh of thousands of rows goes out in writes of that
+ * size (a file's page cache takes large writes at a fraction of the cost).
+ */
+static inline void outbuf__init_buf(struct outbuf *b, FILE *f, char *buf, size_t cap)
+{
+	outbuf__init(b, f);
+	if (buf && cap >= OUTBUF_SIZE) {
+		b->buf = buf;
+		b->cap = cap;
+	}
 }
 
 /* Write what is buffered to the stream (stdio's errors stay on the stream). */
@@ -43,7 +60,7 @@ void outbuf__flush(struct outbuf *b);
 /* Room for n more bytes (n <= OUTBUF_SIZE): flushes when there is not. */
 static inline char *outbuf__room(struct outbuf *b, size_t n)
 {
-	if (b->len + n > OUTBUF_SIZE)
+	if (b->len + n > b->cap)
 		outbuf__flush(b);
 	return b->buf + b->len;
 }

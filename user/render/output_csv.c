@@ -122,6 +122,7 @@ static void csv_figures(struct outbuf *b, const struct snapshot *snap, const str
 void output__csv(struct output *o, const struct snapshot *snap)
 {
 	static struct csv_cols cols; /* the renderers run one at a time */
+	static char buf[OUTPUT_WRITE_SIZE];
 	bool threads = o->threads && snap->threads_on;
 	const struct proc_row *rows = threads ? snap->threads : snap->rows;
 	size_t r, nr = threads ? snap->nr_threads : snap->nr_rows;
@@ -137,7 +138,7 @@ void output__csv(struct output *o, const struct snapshot *snap)
 		pr_err("CSV output: %s\n", strerror(ENOMEM));
 		return;
 	}
-	outbuf__init(b, o->f);
+	outbuf__init_buf(b, o->f, buf, sizeof(buf));
 	if (!o->header_done) {
 		if (o->procs || o->threads) {
 			outbuf__puts(b, "time,interval_s,pid,");

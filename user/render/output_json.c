@@ -335,6 +335,8 @@ static void json_row_names(struct json_writer *w, const struct proc_row *row)
 
 /* The keys of rows, of cgroups' records and of the system; the renderers run one at a time. */
 static struct json_tree rows_tree, cg_tree, sys_tree;
+/* A snapshot's lines go out in writes of this much (outbuf__init_buf()). */
+static char lines_buf[OUTPUT_WRITE_SIZE];
 
 void output__json_lines(struct output *o, const struct snapshot *snap)
 {
@@ -346,6 +348,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 
 	output__iso_time(tbuf, sizeof(tbuf), snap->time_ns);
 	jw_init_lines(&w, o->f);
+	outbuf__init_buf(&w.out, o->f, lines_buf, sizeof(lines_buf));
 	json_tree_build(&rows_tree, snap, OUT_JSON, false);
 	json_tree_build(&cg_tree, snap, OUT_JSON, true);
 	for (r = 0; o->procs && r < snap->nr_rows; r++) {
