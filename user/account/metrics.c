@@ -81,7 +81,8 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 		   struct row_metrics *m)
 {
 	const struct event_info *e = snap->events;
-	int i, g, cyc = -1, ins = -1;
+	int i, g, cyc = -1, ins = -1, cyc_any = -1, ins_any = -1;
+	int cyc_of[PMBPF_MAX_EVENTS], ins_of[PMBPF_MAX_EVENTS];
 
 	m->min_coverage = NAN;
 	m->ipc_grouped = false;
@@ -103,17 +104,39 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 		if (isnan(m->min_coverage) || m->coverage[i] < m->min_coverage)
 			m->min_coverage = m->coverage[i];
 	}
+	/*
+	 * The first counting cycles and instructions event of each group
+	 * (find_in_group()'s answers, in one pass over the events: this runs
+	 * for every row).
+	 */
+	for (g = 0; g < PMBPF_MAX_EVENTS; g++)
+		cyc_of[g] = ins_of[g] = -1;
+	for (i = 0; i < snap->nr_events; i++) {
+		g = e[i].spec.group;
+		if (e[i].state != EVENT_COUNTING)
+			continue;
+		if ((e[i].spec.kind & EVENT_CYCLES) && cyc_any < 0)
+			cyc_any = i;
+		if ((e[i].spec.kind & EVENT_INSTRUCTIONS) && ins_any < 0)
+			ins_any = i;
+		if (g < 0 || g >= PMBPF_MAX_EVENTS)
+			continue;
+		if ((e[i].spec.kind & EVENT_CYCLES) && cyc_of[g] < 0)
+			cyc_of[g] = i;
+		if ((e[i].spec.kind & EVENT_INSTRUCTIONS) && ins_of[g] < 0)
+			ins_of[g] = i;
+	}
 	/* IPC from a group holding both where there is one: the same running time */
 	for (g = 0; g < PMBPF_MAX_EVENTS && cyc < 0; g++) {
-		cyc = find_in_group(e, snap->nr_events, EVENT_CYCLES, g);
-		ins = find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS, g);
+		cyc = cyc_of[g];
+		ins = ins_of[g];
 		if (cyc < 0 || ins < 0)
 			cyc = ins = -1;
 	}
 	m->ipc_grouped = cyc >= 0;
 	if (cyc < 0) {
-		cyc = find_in_group(e, snap->nr_events, EVENT_CYCLES, -2);
-		ins = find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS, -2);
+		cyc = cyc_any;
+		ins = ins_any;
 	}
 	m->ipc = cyc >= 0 && ins >= 0 ? ratio(m->count[ins], m->count[cyc]) : NAN;
 	m->ipc_same_group = isfinite(m->ipc) ? m->ipc_grouped : NAN;
@@ -122,12 +145,16 @@ static void derive(const struct snapshot *snap, const struct pmbpf_reading *ev,
 
 		if (!(e[i].spec.kind & EVENT_MISS) || e[i].state != EVENT_COUNTING)
 			continue;
-		in = e[i].spec.group >= 0 ? find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS,
-							  e[i].spec.group) :
-					    -1;
+		g = e[i].spec.group;
+		if (g < 0)
+			in = -1;
+		else if (g < PMBPF_MAX_EVENTS)
+			in = ins_of[g];
+		else
+			in = find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS, g);
 		m->mpki_grouped[i] = in >= 0;
 		if (in < 0)
-			in = find_in_group(e, snap->nr_events, EVENT_INSTRUCTIONS, -2);
+			in = ins_any;
 		if (in >= 0)
 			m->mpki[i] = ratio(m->count[i] * 1000.0, m->count[in]);
 	}

@@ -217,6 +217,12 @@ void jw_key_raw(struct json_writer *w, const char *quoted, size_t len)
 	w->need_comma[w->depth] = false;
 }
 
+struct outbuf *jw_fields_raw(struct json_writer *w)
+{
+	value_prefix(w);
+	return &w->out;
+}
+
 static void open_container(struct json_writer *w, char c)
 {
 	value_prefix(w);

@@ -47,6 +47,12 @@ void jw_double_field(struct json_writer *w, const char *key, double v, int decim
 void jw_bool_field(struct json_writer *w, const char *key, bool v);
 /* A key whose JSON text (quoted, escaped) the caller made: json_quote(). */
 void jw_key_raw(struct json_writer *w, const char *quoted, size_t len);
+/*
+ * Keys and values the caller formats itself, in the open object: it writes
+ * "key":value pairs separated by ',' to the buffer returned (the comma
+ * before the first one, where one is due, is written here).
+ */
+struct outbuf *jw_fields_raw(struct json_writer *w);
 /* Hand what is buffered to the stream now. */
 void jw_flush(struct json_writer *w);
 /* Write a JSON string literal for s to f. */

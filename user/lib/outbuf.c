@@ -9,7 +9,7 @@ void outbuf__flush(struct outbuf *b)
 	b->len = 0;
 }
 
-void outbuf__write(struct outbuf *b, const char *s, size_t n)
+void outbuf__write_slow(struct outbuf *b, const char *s, size_t n)
 {
 	while (n) {
 		size_t room = b->cap - b->len, k = n < room ? n : room;

@@ -71,7 +71,18 @@ static inline void outbuf__putc(struct outbuf *b, char c)
 	b->len++;
 }
 
-void outbuf__write(struct outbuf *b, const char *s, size_t n);
+/* outbuf__write() of what does not fit */
+void outbuf__write_slow(struct outbuf *b, const char *s, size_t n);
+
+static inline void outbuf__write(struct outbuf *b, const char *s, size_t n)
+{
+	if (b->len + n > b->cap) {
+		outbuf__write_slow(b, s, n);
+		return;
+	}
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+}
 
 static inline void outbuf__puts(struct outbuf *b, const char *s)
 {

@@ -97,10 +97,28 @@ struct json_node {
 	bool null; /* an event's object: the event does not count */
 };
 
+/*
+ * The tree flattened for its rows (json_flatten()): the text of every key,
+ * brace and constant null is made once a snapshot; a row writes op k's
+ * text and then its value, for each k.
+ */
+struct json_op {
+	unsigned int text, len; /* t->text[text, text + len) */
+	const struct figure *fd; /* NULL: text only (the last) */
+	int i;
+};
+
+/* Per node at most ',' its key ':' and "null" or "{}" */
+#define JSON_TEXT_MAX (JSON_MAX_NODES * (6 * EVENT_NAME_LEN + 3 + 7))
+
 struct json_tree {
 	struct row r;
 	struct json_node n[JSON_MAX_NODES];
 	int nr;
+	struct json_op op[JSON_MAX_NODES + 1];
+	int nr_op;
+	char text[JSON_TEXT_MAX];
+	size_t text_len, op_start; /* op_start: where the text of the op being made began */
 };
 
 /* The child of node with key (its first len bytes), added if new; -1 when full. */
@@ -176,44 +194,95 @@ int json_decimals(enum fig_fmt fmt)
 	}
 }
 
-static void json_value(struct json_writer *w, const struct row *r, const struct figure *fd, int i)
+/* The JSON of a value of fd (as jw_u64(), jw_double(), jw_bool() and an array of them write it). */
+static void json_value(struct outbuf *b, const struct row *r, const struct figure *fd, int i)
 {
-	double v = figure__value(fd, r->f, &r->m, i);
+	double v;
 	int k, last = -1;
 	__u64 u;
 
 	if (fd->fmt == FMT_HIST) {
-		jw_start_array(w);
+		outbuf__putc(b, '[');
 		for (k = 0; k < PMBPF_RUNQ_SLOTS; k++)
 			if (r->f->runq_hist[k])
 				last = k;
-		for (k = 0; k <= last; k++)
-			jw_u64(w, r->f->runq_hist[k]);
-		jw_end_array(w);
-	} else if (fd->fmt == FMT_BOOL) {
-		jw_bool(w, v == 1.0);
-	} else if (figure__integer(fd, r->f, i, &u)) {
-		jw_u64(w, u);
-	} else {
-		jw_double(w, v, json_decimals(fd->fmt));
+		for (k = 0; k <= last; k++) {
+			if (k)
+				outbuf__putc(b, ',');
+			outbuf__u64(b, r->f->runq_hist[k]);
+		}
+		outbuf__putc(b, ']');
+		return;
 	}
+	if (fd->fmt != FMT_BOOL && figure__integer(fd, r->f, i, &u)) {
+		outbuf__u64(b, u);
+		return;
+	}
+	v = figure__value(fd, r->f, &r->m, i);
+	if (fd->fmt == FMT_BOOL)
+		outbuf__puts(b, v == 1.0 ? "true" : "false");
+	else if (!isfinite(v))
+		outbuf__write(b, "null", 4);
+	else
+		outbuf__fixed(b, v, json_decimals(fd->fmt));
 }
 
-static void json_emit(struct json_writer *w, const struct json_tree *t, int node)
+static void text_put(struct json_tree *t, const char *s, size_t n)
+{
+	if (t->text_len + n > sizeof(t->text))
+		n = 0; /* JSON_TEXT_MAX bounds it: not reached */
+	memcpy(t->text + t->text_len, s, n);
+	t->text_len += n;
+}
+
+/* The children of node as text and ops: keys, braces and nulls as text, a value an op. */
+static void json_flatten_node(struct json_tree *t, int node)
 {
 	int k;
 
 	for (k = t->n[node].child; k >= 0; k = t->n[k].next) {
-		jw_key_raw(w, t->n[k].quoted, t->n[k].qlen);
+		if (k != t->n[node].child)
+			text_put(t, ",", 1);
+		text_put(t, t->n[k].quoted, t->n[k].qlen);
+		text_put(t, ":", 1);
 		if (t->n[k].null) {
-			jw_null(w);
+			text_put(t, "null", 4);
 		} else if (t->n[k].fd) {
-			json_value(w, &t->r, t->n[k].fd, t->n[k].i);
+			t->op[t->nr_op++] = (struct json_op){ .text = t->op_start,
+							      .len = t->text_len - t->op_start,
+							      .fd = t->n[k].fd,
+							      .i = t->n[k].i };
+			t->op_start = t->text_len;
 		} else {
-			jw_start_object(w);
-			json_emit(w, t, k);
-			jw_end_object(w);
+			text_put(t, "{", 1);
+			json_flatten_node(t, k);
+			text_put(t, "}", 1);
 		}
+	}
+}
+
+static void json_flatten(struct json_tree *t)
+{
+	t->nr_op = 0;
+	t->text_len = t->op_start = 0;
+	json_flatten_node(t, 0);
+	t->op[t->nr_op++] =
+		(struct json_op){ .text = t->op_start, .len = t->text_len - t->op_start };
+}
+
+/* The keys of t's tree with the row's values, in the open object. */
+static void json_emit(struct json_writer *w, const struct json_tree *t)
+{
+	struct outbuf *b;
+	int k;
+
+	if (t->n[0].child < 0)
+		return;
+	b = jw_fields_raw(w);
+	for (k = 0; k < t->nr_op; k++) {
+		outbuf__write(b, t->text + t->op[k].text, t->op[k].len);
+		if (t->op[k].fd)
+			json_value(b, &t->r, t->op[k].fd, t->op[k].i);
 	}
 }
 
@@ -246,6 +315,7 @@ static void json_tree_build(struct json_tree *t, const struct snapshot *snap, un
 			if (figure__applies(&fds[k], snap, i))
 				json_add(t, &fds[k], i);
 	}
+	json_flatten(t);
 }
 
 /* Every figure of t's output for f (a process, cgroup or command; or the system) as keys of w's object. */
@@ -256,16 +326,45 @@ static void json_figures(struct json_writer *w, struct json_tree *t, const struc
 	if (out == OUT_SYSTEM)
 		metrics__system(t->r.snap, &t->r.m);
 	t->r.m.cgroup = cgroup;
-	json_emit(w, t, 0);
+	json_emit(w, t);
 }
 
-/* tbuf: output__iso_time() of the snapshot's time, made once for all its rows. */
-static void json_common(struct json_writer *w, const struct snapshot *snap, const char *tbuf,
-			const char *type)
+/*
+ * The first keys of every record of a snapshot: "type", "time" and
+ * "interval_s", as text made once for all its rows (json_common_text()).
+ */
+struct json_common {
+	char text[8 + (6 * 8 + 3) + 8 + (6 * 40 + 3) + 14 + FMT_NUM_MAX];
+	size_t len;
+};
+
+/* tbuf: output__iso_time() of the snapshot's time (under 40 bytes); type: under 8. */
+static void json_common_text(struct json_common *c, const struct snapshot *snap, const char *tbuf,
+			     const char *type)
 {
-	jw_string_field(w, "type", type);
-	jw_string_field(w, "time", tbuf);
-	jw_double_field(w, "interval_s", snap->interval_ns / 1e9, 6);
+	double v = snap->interval_ns / 1e9;
+	size_t n;
+
+	n = sizeof("\"type\":") - 1;
+	memcpy(c->text, "\"type\":", n);
+	n += json_quote(c->text + n, type);
+	memcpy(c->text + n, ",\"time\":", 8);
+	n += 8;
+	n += json_quote(c->text + n, tbuf);
+	memcpy(c->text + n, ",\"interval_s\":", 14);
+	n += 14;
+	if (isfinite(v)) {
+		n += fmt_fixed(c->text + n, v, 6);
+	} else {
+		memcpy(c->text + n, "null", 4);
+		n += 4;
+	}
+	c->len = n;
+}
+
+static void json_common(struct json_writer *w, const struct json_common *c)
+{
+	outbuf__write(jw_fields_raw(w), c->text, c->len);
 }
 
 /* "hot_function": {"name", "samples", "share"}, or null: --hot had no sample of it. */
@@ -344,9 +443,14 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 	struct json_writer w;
 	struct figures sys;
 	size_t r, nr_self;
+	static const char *const types[4] = { "process", "thread", "cgroup", "system" };
+	struct json_common common[4];
 	char tbuf[40];
+	int k;
 
 	output__iso_time(tbuf, sizeof(tbuf), snap->time_ns);
+	for (k = 0; k < 4; k++)
+		json_common_text(&common[k], snap, tbuf, types[k]);
 	jw_init_lines(&w, o->f);
 	outbuf__init_buf(&w.out, o->f, lines_buf, sizeof(lines_buf));
 	json_tree_build(&rows_tree, snap, OUT_JSON, false);
@@ -355,7 +459,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 		const struct proc_row *row = &snap->rows[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, tbuf, "process");
+		json_common(&w, &common[0]);
 		jw_key(&w, "pid");
 		if (row->overflow)
 			jw_null(&w);
@@ -380,7 +484,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 		const struct proc_row *row = &snap->threads[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, tbuf, "thread");
+		json_common(&w, &common[1]);
 		jw_u64_field(&w, "pid", row->pid);
 		jw_u64_field(&w, "tid", row->tid);
 		json_row_names(&w, row);
@@ -391,7 +495,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 		const struct cgroup_row *cg = &snap->cgroups[r];
 
 		jw_start_object(&w);
-		json_common(&w, snap, tbuf, "cgroup");
+		json_common(&w, &common[2]);
 		jw_u64_field(&w, "cgroup_id", cg->id);
 		jw_key(&w, "cgroup");
 		if (cg->path)
@@ -422,7 +526,7 @@ void output__json_lines(struct output *o, const struct snapshot *snap)
 	memset(&sys, 0, sizeof(sys));
 	memcpy(sys.ev, snap->system, sizeof(sys.ev));
 	jw_start_object(&w);
-	json_common(&w, snap, tbuf, "system");
+	json_common(&w, &common[3]);
 	jw_u64_field(&w, "cpus", snap->nr_cpus);
 	jw_u64_field(&w, "processes", snap->nr_rows);
 	if (snap->threads_on) {
