@@ -1265,6 +1265,55 @@ static void test_threads_exec(void)
 	teardown();
 }
 
+/* The order of snapshot__sort_cpu(): on-CPU time down, then pid, tid, cgroup up. */
+static int cmp_cpu_want(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+	__u64 cx = x->f.n[PMBPF_N_ONCPU_NS], cy = y->f.n[PMBPF_N_ONCPU_NS];
+
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->cgroup_id < y->cgroup_id ? -1 : x->cgroup_id > y->cgroup_id;
+}
+
+/* 5,000 rows with ties in every key but the last: sorted as a comparison sort does, rows whole. */
+static void test_sort_cpu(void)
+{
+	struct snapshot s = {};
+	struct proc_row *want;
+	unsigned int seed = 3;
+	size_t i, n = 5000, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		struct proc_row *r = snapshot__add_row(&s);
+
+		if (!CHECK(r))
+			return;
+		r->f.n[PMBPF_N_ONCPU_NS] = i % 3 ? (__u64)(rand_r(&seed) % 50) : (__u64)rand_r(&seed) << 20;
+		r->pid = rand_r(&seed) % 200;
+		r->tid = rand_r(&seed) % 3;
+		r->cgroup_id = i; /* unique: one right order */
+		r->f.n[PMBPF_N_NVCSW] = i;
+		snprintf(r->comm, sizeof(r->comm), "r%zu", i);
+	}
+	want = malloc(n * sizeof(*want));
+	if (!CHECK(want))
+		return;
+	memcpy(want, s.rows, n * sizeof(*want));
+	qsort(want, n, sizeof(*want), cmp_cpu_want);
+	snapshot__sort_cpu(&s);
+	for (i = 0; i < n; i++)
+		bad += !!memcmp(&want[i], &s.rows[i], sizeof(*want));
+	CHECK_EQ_U64(bad, 0);
+	CHECK(s.rows[0].f.n[PMBPF_N_ONCPU_NS] >= s.rows[n - 1].f.n[PMBPF_N_ONCPU_NS]);
+	free(want);
+	snapshot__free(&s);
+}
+
 int main(void)
 {
 	test_interval_diff();
@@ -1284,5 +1333,6 @@ int main(void)
 	test_conservation();
 	test_threads_rollup();
 	test_threads_exec();
+	test_sort_cpu();
 	return check_summary();
 }
