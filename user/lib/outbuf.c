@@ -92,18 +92,47 @@ static size_t fixed_slow(char *dst, double v, int decimals)
 	return len;
 }
 
+/* q / 10^d by a constant divisor each (a multiplication, not a division) */
+static inline __u64 div_p10(__u64 q, int d)
+{
+	switch (d) {
+	case 1:
+		return q / 10;
+	case 2:
+		return q / 100;
+	case 3:
+		return q / 1000;
+	case 4:
+		return q / 10000;
+	case 5:
+		return q / 100000;
+	case 6:
+		return q / 1000000;
+	case 7:
+		return q / 10000000;
+	case 8:
+		return q / 100000000;
+	case 9:
+		return q / 1000000000;
+	}
+	return q;
+}
+
 size_t fmt_fixed(char *dst, double v, int decimals)
 {
 	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9 };
+	/* 1e15 / 10^d: a x 10^d below 1e15 is exact enough in a double and a u64 */
+	static const double lim[] = { 1e15, 1e14, 1e13, 1e12, 1e11, 1e10, 1e9, 1e8, 1e7, 1e6 };
 	static const __u64 u10[] = {
 		1ULL,	   10ULL,      100ULL,	    1000ULL,	  10000ULL,
 		100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL
 	};
 	double a = fabs(v), s, r;
 	size_t n = 0, k;
-	__u64 q, frac, t;
+	__u64 q, ip, frac, t;
 
-	if (decimals < 0 || decimals > 9 || !isfinite(v) || a >= 1e15 / p10[decimals])
+	/* NaN and the infinities fail a < lim too */
+	if (decimals < 0 || decimals > 9 || !(a < lim[decimals]))
 		return fixed_slow(dst, v, decimals);
 	/* s is a x 10^d within half an ulp: round it unless it is that close to a tie */
 	s = a * p10[decimals];
@@ -114,12 +143,15 @@ size_t fmt_fixed(char *dst, double v, int decimals)
 	q = t + (s - r > 0.5);
 	if (signbit(v))
 		dst[n++] = '-';
-	n += fmt_u64(dst + n, q / u10[decimals]);
+	ip = div_p10(q, decimals);
+	n += fmt_u64(dst + n, ip);
 	if (decimals) {
 		dst[n++] = '.';
-		frac = q % u10[decimals];
-		for (k = decimals; k-- > 0; frac /= 10)
-			dst[n + k] = '0' + frac % 10;
+		frac = q - ip * u10[decimals];
+		for (k = decimals; k >= 2; k -= 2, frac /= 100)
+			memcpy(dst + n + k - 2, digits2 + 2 * (frac % 100), 2);
+		if (k)
+			dst[n] = '0' + frac;
 		n += decimals;
 	}
 	return n;
