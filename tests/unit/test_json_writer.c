@@ -272,6 +272,16 @@ static void test_fixed(void)
 					want);
 		}
 	}
+	/* exact ties at 0 decimals (an average of two): to even, as printf */
+	for (k = 0; k < 200000; k++) {
+		double v = (k % 2 ? -1.0 : 1.0) * ((double)(k * 7919ULL % 4000000000ULL) + 0.5);
+		size_t len = fmt_fixed(got, v, 0);
+
+		got[len] = '\0';
+		snprintf(want, sizeof(want), "%.0f", v);
+		if (strcmp(got, want) && bad++ < 5)
+			fprintf(stderr, "fmt_fixed(%.17g, 0): %s, printf: %s\n", v, got, want);
+	}
 	CHECK_EQ_U64(bad, 0);
 	CHECK(n > 2000000);
 	CHECK_STR((got[fmt_fixed(got, NAN, 2)] = '\0', got), "nan");

@@ -138,9 +138,13 @@ size_t fmt_fixed(char *dst, double v, int decimals)
 	s = a * p10[decimals];
 	t = (__u64)s; /* floor: 0 <= s < 1e15 */
 	r = (double)t;
-	if (fabs(s - r - 0.5) <= s * 0x1p-50 + 0x1p-60)
+	if (!decimals && s - r == 0.5)
+		/* s is a itself: an exact tie ("%.0f" of an average of 2), to even as printf */
+		q = t + (t & 1);
+	else if (fabs(s - r - 0.5) <= s * 0x1p-50 + 0x1p-60)
 		return fixed_slow(dst, v, decimals);
-	q = t + (s - r > 0.5);
+	else
+		q = t + (s - r > 0.5);
 	if (signbit(v))
 		dst[n++] = '-';
 	ip = div_p10(q, decimals);
