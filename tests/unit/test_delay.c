@@ -371,6 +371,27 @@ static void test_ranking_ties(void)
 	CHECK(n == 5 && d[0].pid == 101 && d[0].cgroup_id == 2 && d[1].pid == 101 &&
 	      d[1].cgroup_id == 3 && d[2].pid == 111 && d[2].cgroup_id == 2 && d[3].pid == 111 &&
 	      d[3].cgroup_id == 3 && d[4].pid == 121 && d[4].cgroup_id == 2);
+	/* each runner's side, by the index and by a scan of every pair: the same */
+	{
+		size_t *x0 = snap.delay_index[0], *x1 = snap.delay_index[1], m, bad = 0;
+		struct delay_sum e[DELAY_TOP];
+		__u64 t2;
+
+		CHECK(x0 && x1 && snap.delay_keys[0] && snap.delay_keys[1]);
+		for (i = 0; i < 64; i++) {
+			__u32 pid = 99 + i % 32;
+			__u64 cg = 1 + i / 32 + (i % 32 ? 1 : 0);
+
+			n = delay__of_proc(&snap, pid, cg, DELAY_OF, d, DELAY_TOP, &total);
+			snap.delay_index[0] = snap.delay_index[1] = NULL;
+			m = delay__of_proc(&snap, pid, cg, DELAY_OF, e, DELAY_TOP, &t2);
+			snap.delay_index[0] = x0;
+			snap.delay_index[1] = x1;
+			bad += n != m || total != t2 || memcmp(d, e, n * sizeof(*d));
+			bad += pid >= 100 && pid < 130 && n != 1;
+		}
+		CHECK_EQ_U64(bad, 0);
+	}
 	delay_acct__free(a);
 }
 

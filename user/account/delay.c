@@ -171,10 +171,15 @@ static int build_index(struct snapshot *snap)
 	if (n > snap->cap_delay_index) {
 		for (side = 0; side < 2; side++) {
 			size_t *x = realloc(snap->delay_index[side], n * sizeof(*x));
+			__u64 *k;
 
 			if (!x)
 				return -ENOMEM;
 			snap->delay_index[side] = x;
+			k = realloc(snap->delay_keys[side], n * 2 * sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			snap->delay_keys[side] = k;
 		}
 		snap->cap_delay_index = n;
 	}
@@ -189,11 +194,17 @@ static int build_index(struct snapshot *snap)
 				keys[2 * i + 1] = pid;
 			}
 			if (!radix__order(keys, 2, n, snap->delay_index[side]))
-				continue;
+				goto keys;
 		}
 		for (i = 0; i < n; i++)
 			snap->delay_index[side][i] = i;
 		qsort_r(snap->delay_index[side], n, sizeof(size_t), cmp_index, &x);
+keys:
+		for (i = 0; i < n; i++) {
+			side_key(&snap->delays[snap->delay_index[side][i]], side,
+				 &snap->delay_keys[side][2 * i], &pid);
+			snap->delay_keys[side][2 * i + 1] = pid;
+		}
 	}
 	free(keys);
 	return 0;
@@ -203,27 +214,21 @@ static int build_index(struct snapshot *snap)
 static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32 pid, size_t *lo,
 			size_t *hi)
 {
-	const size_t *x = snap->delay_index[side];
+	const __u64 *k = snap->delay_keys[side];
 	size_t a = 0, b = snap->nr_delays, m;
-	__u64 cg;
-	__u32 p;
 
 	/* first not below (cgid, pid or 0) */
 	while (a < b) {
 		m = a + (b - a) / 2;
-		side_key(&snap->delays[x[m]], side, &cg, &p);
-		if (cg < cgid || (cg == cgid && pid != ~0U && p < pid))
+		if (k[2 * m] < cgid || (k[2 * m] == cgid && pid != ~0U && k[2 * m + 1] < pid))
 			a = m + 1;
 		else
 			b = m;
 	}
 	*lo = a;
 	/* the end by a walk: sums() walks the range after anyway */
-	for (; a < snap->nr_delays; a++) {
-		side_key(&snap->delays[x[a]], side, &cg, &p);
-		if (cg != cgid || (pid != ~0U && p != pid))
-			break;
-	}
+	while (a < snap->nr_delays && k[2 * a] == cgid && (pid == ~0U || k[2 * a + 1] == pid))
+		a++;
 	*hi = a;
 }
 

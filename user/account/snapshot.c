@@ -149,7 +149,10 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->delays);
 	free(snap->delay_index[0]);
 	free(snap->delay_index[1]);
+	free(snap->delay_keys[0]);
+	free(snap->delay_keys[1]);
 	snap->delay_index[0] = snap->delay_index[1] = NULL;
+	snap->delay_keys[0] = snap->delay_keys[1] = NULL;
 	snap->cap_delay_index = 0;
 	snap->delays = NULL;
 	snap->nr_delays = snap->cap_delays = 0;

@@ -140,6 +140,8 @@ struct snapshot {
 	 * runner [1], nr_delays each (delay.c); NULL: not built, scan them.
 	 */
 	size_t *delay_index[2];
+	/* the (cgroup, pid) of delay_index[side][i] at [2 * i], [2 * i + 1]: searched without a miss per pair */
+	__u64 *delay_keys[2];
 	size_t cap_delay_index;
 };
 
