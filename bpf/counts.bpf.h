@@ -25,7 +25,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	struct pmbpf_exit *tmp;
 	struct task_struct *leader;
 	__u32 zero = 0;
-	__u64 id;
+	__u64 id, no_cgroup = 0;
 	long err;
 
 	key.tgid = tgid;
@@ -53,7 +53,8 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 
 	/*
 	 * Map full: fold into the overflow entry of the cgroup (else the
-	 * cgroup-less one), counting each process once.
+	 * cgroup-less one, key 0, which userspace made at start), counting
+	 * each process once.
 	 */
 	stat_inc(PMBPF_STAT_OVERFLOW);
 	id = ((__u64)(per_thread ? tid : tgid) << 32) ^ tmp->total.start_ns;
@@ -63,12 +64,8 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 		bpf_map_update_elem(&overflow, &cgid, &tmp->total, BPF_NOEXIST);
 		c = bpf_map_lookup_elem(&overflow, &cgid);
 	}
-	if (!c) {
-		key.tgid = PMBPF_OVERFLOW_TGID;
-		key.tid = 0;
-		key.cgroup_id = 0;
-		c = bpf_map_lookup_elem(&counts, &key);
-	}
+	if (!c)
+		c = bpf_map_lookup_elem(&overflow, &no_cgroup);
 	if (!c)
 		return NULL;
 	if (!bpf_map_update_elem(&folded_seen, &id, &zero, BPF_NOEXIST)) {

@@ -315,7 +315,10 @@ struct {
  * full, per cgroup (key: cgroup id): userspace reads each as the entry
  * (PMBPF_OVERFLOW_TGID, 0, cgroup id), so they stay in their cgroup. Same
  * type and value as counts (userspace sets both). A cgroup that finds this
- * map full too goes to the counts map's cgroup-less overflow entry.
+ * map full too goes to the cgroup-less overflow entry, key 0 (no cgroup has
+ * id 0), made by userspace at start: in this map, not in counts, whose
+ * max_procs entries make max_procs buckets (a hash of 65,537 entries has
+ * 131,072, and a read walks every one).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

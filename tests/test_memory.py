@@ -59,12 +59,12 @@ def test_doctor_counts_map_follows_its_value():
     assert d["possible_cpus"] == possible_cpus()
     rounded = (value + 7) // 8 * 8
     if counts["percpu"]:
-        formula = (d["max_procs"] + 1) * rounded * d["possible_cpus"]
+        formula = d["max_procs"] * rounded * d["possible_cpus"]
         assert formula <= counts["bytes"] <= formula * 1.25, (counts, formula)
     else:
         assert d["max_procs"] == 65536, d
-        formula = (d["max_procs"] + 1) * rounded
-        assert formula <= counts["bytes"] <= (d["max_procs"] + 1) * (rounded + 128), \
+        formula = d["max_procs"] * rounded
+        assert formula <= counts["bytes"] <= d["max_procs"] * (rounded + 128), \
             (counts, formula)
 
 

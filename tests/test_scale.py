@@ -198,8 +198,8 @@ def test_overflow_count_ground_truth(recorder):
     the workload waits in the cgroup, before its exec, until two reads have
     passed, so that it has its entry first (entries are made at the reads'
     folds, in the order of the per-CPU lists of threads that ran).
-    The counts map holds CAP + 1 entries, one of them the cgroup-less
-    overflow entry made at start, and nothing else enters it (-G: only the
+    The counts map holds CAP entries (the cgroup-less overflow entry is in
+    the overflow map), and nothing else enters it (-G: only the
     cgroup's tasks are counted; no entry is freed while no process of the
     cgroup has exited), so exactly K = 1 + N - CAP processes find it full:
     overflow_processes, summed over the intervals, is K, and the 1 + N - K

@@ -196,7 +196,7 @@ boot() {
 		amd64-cpus* | amd64-big*)
 			n=${suite#amd64-cpus}
 			n=${n#amd64-big}
-			formula=$(sed -n 's/^ *counts bytes ~= (max_procs + 1) x (\([0-9]*\) B + \([0-9]*\) B x counting events).*/\1,\2/p' \
+			formula=$(sed -n 's/^ *counts bytes ~= max_procs x (\([0-9]*\) B + \([0-9]*\) B x counting events).*/\1,\2/p' \
 				"$top/docs/kernels.md" | head -n 1)
 			smp=2,maxcpus=$n mem=1536M accel=tcg,thread=single
 			extra="pmbpf_vm.possible=$n pmbpf_vm.procs=$scale_procs pmbpf_vm.formula=${formula:-none}"

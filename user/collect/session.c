@@ -164,11 +164,13 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	s->max_procs =
 		s->opt_max_procs ?: session__default_max_procs(s->counts_cpus, s->ctr.nr_slots);
 	bpf_map__set_type(skel->maps.counts, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
-	bpf_map__set_max_entries(skel->maps.counts, s->max_procs + 1);
+	/* max_procs entries, a power of two by default: as many buckets (entry_get()) */
+	bpf_map__set_max_entries(skel->maps.counts, s->max_procs);
 	bpf_map__set_value_size(skel->maps.counts, s->value_size);
 	bpf_map__set_type(skel->maps.overflow, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
+	/* the cgroups' and the cgroup-less one (fill_maps()) */
 	bpf_map__set_max_entries(skel->maps.overflow,
-				 fold ? OVERFLOW_SHARED_CGROUPS : OVERFLOW_PERCPU_CGROUPS);
+				 (fold ? OVERFLOW_SHARED_CGROUPS : OVERFLOW_PERCPU_CGROUPS) + 1);
 	bpf_map__set_value_size(skel->maps.overflow, s->value_size);
 	skel->rodata->wakeup_progs = wakeups;
 	skel->rodata->sched_info_kept = s->feat.on[FEAT_SCHED_INFO];
@@ -270,7 +272,7 @@ static int load(struct bpfload *bl, void *ctx)
 
 static int fill_maps(struct session *s, const struct session_opts *o)
 {
-	struct pmbpf_key key = { .tgid = PMBPF_OVERFLOW_TGID };
+	__u64 no_cgroup = 0; /* the overflow entry of credits that find both maps full */
 	void *zeros;
 	int err = counters__store(&s->ctr, bpf_map__fd(s->skel->maps.events));
 
@@ -279,7 +281,8 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 	zeros = calloc(s->counts_cpus, s->stride);
 	if (!zeros)
 		return -ENOMEM;
-	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &key, zeros, BPF_NOEXIST);
+	err = bpf_map_update_elem(bpf_map__fd(s->skel->maps.overflow), &no_cgroup, zeros,
+				  BPF_NOEXIST);
 	free(zeros);
 	if (err) {
 		err = -errno;

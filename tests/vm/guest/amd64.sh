@@ -166,7 +166,7 @@ check_pmbpf_memory() {
 	counts=$(echo "$j" | sed -n 's/^"name":"counts","bytes":\([0-9]*\).*/\1/p')
 	value=$(echo "$j" | sed -n 's/.*"counts_value_bytes":\([0-9]*\).*/\1/p')
 	value=$(( (${value:-0} + 7) / 8 * 8 ))
-	formula=$(( (procs + 1) * value * possible ))
+	formula=$(( procs * value * possible ))
 	info pmbpf-memory "possible_cpus=$possible online=$(cat /sys/devices/system/cpu/online) max_procs=$procs counts_bytes=$counts formula_bytes=$formula total_bytes=$total"
 	if [ -n "$counts" ] && [ "$counts" -ge "$formula" ] && [ "$counts" -le $((formula + formula / 4)) ] &&
 		[ "$total" -le $((160 * 1048576)) ]; then
@@ -340,7 +340,7 @@ maps_judge() {
 		show "$_maps"
 	fi
 
-	# docs/kernels.md: counts ~= (max_procs + 1) x (240 B + 24 B x counting
+	# docs/kernels.md: counts ~= max_procs x (240 B + 24 B x counting
 	# events) [x possible CPUs where it is a per-CPU hash: the raw_tp
 	# flavour, 5.10, and the tp_btf one before issue 35] (+ ~100 B per entry)
 	# its base and per-event bytes, as run.sh read them from the docs
@@ -358,12 +358,12 @@ maps_judge() {
 		*) per=1 kind="type $(field "$c" type), shared" ;;
 		esac
 		formula=$((entries * (base + each * counting) * per))
-		got="counts ($kind): entries=$entries (max_procs $capacity + 1) value=$value B ($base + $each x $counting counting) memlock=$mem B, formula $formula B"
-		if [ "$entries" = $((capacity + 1)) ] && [ "$value" = $((base + each * counting)) ] &&
+		got="counts ($kind): entries=$entries (max_procs $capacity) value=$value B ($base + $each x $counting counting) memlock=$mem B, formula $formula B"
+		if [ "$entries" = "$capacity" ] && [ "$value" = $((base + each * counting)) ] &&
 			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
 			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
 		else
-			fail memory-formula "$got (want entries = max_procs + 1, the value size, memlock within formula + 100 B per entry)"
+			fail memory-formula "$got (want entries = max_procs, the value size, memlock within formula + 100 B per entry)"
 			show "$_maps"
 		fi
 	else
