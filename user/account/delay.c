@@ -161,6 +161,52 @@ static int cmp_index(const void *a, const void *b, void *ctx)
 	return cmp_u64(ca, cb) ?: cmp_u64(pa, pb);
 }
 
+static size_t key_hash(__u64 cg, __u32 pid, size_t mask)
+{
+	return ((cg * 0x9e3779b97f4a7c15ULL) ^ ((__u64)pid * 0xc2b2ae3d27d4eb4fULL)) >> 17 & mask;
+}
+
+/*
+ * snap->delay_hash[side]: each (cgroup, pid) run of the side's sorted keys
+ * by its hash. -ENOMEM: snap->delay_hash[side] is NULL (the lookups search).
+ */
+static int build_hash(struct snapshot *snap, int side)
+{
+	const __u64 *k = snap->delay_keys[side];
+	size_t n = snap->nr_delays, size = 64, i, lo, h;
+	__u32 *t;
+
+	while (size < 2 * n)
+		size *= 2;
+	if (size - 1 != snap->delay_hash_mask || !snap->delay_hash[side]) {
+		free(snap->delay_hash[side]);
+		snap->delay_hash[side] = NULL;
+		t = calloc(size, 2 * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		snap->delay_hash[side] = t;
+		if (side == 0) {
+			free(snap->delay_hash[1]);
+			snap->delay_hash[1] = NULL;
+		}
+		snap->delay_hash_mask = size - 1;
+	} else {
+		t = snap->delay_hash[side];
+		memset(t, 0, size * 2 * sizeof(*t));
+	}
+	for (lo = 0; lo < n; lo = i) {
+		for (i = lo + 1; i < n && k[2 * i] == k[2 * lo] && k[2 * i + 1] == k[2 * lo + 1];
+		     i++)
+			;
+		for (h = key_hash(k[2 * lo], k[2 * lo + 1], size - 1); t[2 * h];
+		     h = (h + 1) & (size - 1))
+			;
+		t[2 * h] = lo + 1;
+		t[2 * h + 1] = i;
+	}
+	return 0;
+}
+
 /* Build snap's two indices of its pairs (the lookups per row are then logarithmic). */
 static int build_index(struct snapshot *snap)
 {
@@ -205,6 +251,7 @@ keys:
 				 &snap->delay_keys[side][2 * i], &pid);
 			snap->delay_keys[side][2 * i + 1] = pid;
 		}
+		build_hash(snap, side);
 	}
 	free(keys);
 	return 0;
@@ -215,8 +262,23 @@ static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32
 			size_t *hi)
 {
 	const __u64 *k = snap->delay_keys[side];
-	size_t a = 0, b = snap->nr_delays, m;
+	const __u32 *t = snap->delay_hash[side];
+	size_t a = 0, b = snap->nr_delays, m, h, mask = snap->delay_hash_mask;
 
+	*lo = *hi = 0;
+	if (!b)
+		return;
+	if (t && pid != ~0U) {
+		for (h = key_hash(cgid, pid, mask); t[2 * h]; h = (h + 1) & mask) {
+			m = t[2 * h] - 1;
+			if (m < b && k[2 * m] == cgid && k[2 * m + 1] == pid) {
+				*lo = m;
+				*hi = t[2 * h + 1] < b ? t[2 * h + 1] : b;
+				return;
+			}
+		}
+		return;
+	}
 	/* first not below (cgid, pid or 0) */
 	while (a < b) {
 		m = a + (b - a) / 2;

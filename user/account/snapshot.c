@@ -151,6 +151,10 @@ void snapshot__free(struct snapshot *snap)
 	free(snap->delay_index[1]);
 	free(snap->delay_keys[0]);
 	free(snap->delay_keys[1]);
+	free(snap->delay_hash[0]);
+	free(snap->delay_hash[1]);
+	snap->delay_hash[0] = snap->delay_hash[1] = NULL;
+	snap->delay_hash_mask = 0;
 	snap->delay_index[0] = snap->delay_index[1] = NULL;
 	snap->delay_keys[0] = snap->delay_keys[1] = NULL;
 	snap->cap_delay_index = 0;

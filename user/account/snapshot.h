@@ -142,6 +142,14 @@ struct snapshot {
 	size_t *delay_index[2];
 	/* the (cgroup, pid) of delay_index[side][i] at [2 * i], [2 * i + 1]: searched without a miss per pair */
 	__u64 *delay_keys[2];
+	/*
+	 * Each side's (cgroup, pid) runs of delay_keys by a hash of the key:
+	 * slot s is [2 * s] = the run's first index + 1 (0: empty), [2 * s + 1]
+	 * = its end; delay_hash_mask + 1 slots (a power of two). A process's
+	 * lookup is then a probe or two, not a binary search.
+	 */
+	__u32 *delay_hash[2];
+	size_t delay_hash_mask;
 	size_t cap_delay_index;
 };
 
