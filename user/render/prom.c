@@ -34,6 +34,7 @@ struct prom_state *prom__new(const struct prom_opts *opts)
 	ps->o = *opts;
 	ps->procs.top_k = ps->threads.top_k = opts->top_k;
 	ps->procs.grace_ns = ps->threads.grace_ns = opts->grace_ns;
+	ps->procs.scale = ps->threads.scale = 1;
 	figs = catalog__figures(&nr);
 	for (i = 0; i < nr; i++) {
 		int k = ev_slot(figs[i].src);

@@ -187,7 +187,7 @@ static int rank_reserve(struct ranking *r, size_t n)
 /* A proc's score (its stored one times the decays so far, r->scale). */
 static double score_of(const struct ranking *r, const struct proc *p)
 {
-	return p->score * (r->scale > 0 ? r->scale : 1);
+	return p->score * r->scale;
 }
 
 /*
@@ -373,8 +373,6 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 	struct hnode *n;
 	size_t i;
 
-	if (!(r->scale > 0))
-		r->scale = 1;
 	r->scale *= decay;
 	if (r->scale < SCALE_MIN) {
 		for (i = 0; i < r->procs.nr_buckets; i++)

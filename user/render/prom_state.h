@@ -120,7 +120,7 @@ struct ranking {
 	struct proc **rank;
 	/*
 	 * Every score decays by the same factor each interval: a proc keeps its
-	 * score divided by their product (scale; 0: 1), so no update visits
+	 * score divided by their product (scale, 1 at prom__new()), so no update visits
 	 * every proc to decay it.
 	 */
 	double scale;
