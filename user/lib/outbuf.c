@@ -50,22 +50,23 @@ static inline size_t u64_digits(__u64 v)
 	}
 }
 
-/* Two digits at a time from the end (one division by 100 per pair). */
+/*
+ * The last n digits of v at dst, zeros first where v has fewer: two at a
+ * time from the end (one division by 100 per pair).
+ */
+static inline void put_digits(char *dst, __u64 v, size_t n)
+{
+	for (; n >= 2; n -= 2, v /= 100)
+		memcpy(dst + n - 2, digits2 + 2 * (v % 100), 2);
+	if (n)
+		dst[0] = '0' + v % 10;
+}
+
 size_t fmt_u64(char *dst, __u64 v)
 {
-	size_t n = u64_digits(v), k = n;
+	size_t n = u64_digits(v);
 
-	while (v >= 100) {
-		unsigned int r = v % 100;
-
-		v /= 100;
-		k -= 2;
-		memcpy(dst + k, digits2 + 2 * r, 2);
-	}
-	if (v >= 10)
-		memcpy(dst + k - 2, digits2 + 2 * v, 2);
-	else
-		dst[k - 1] = '0' + v;
+	put_digits(dst, v, n);
 	return n;
 }
 
@@ -128,7 +129,7 @@ size_t fmt_fixed(char *dst, double v, int decimals)
 		100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL
 	};
 	double a = fabs(v), s, r;
-	size_t n = 0, k;
+	size_t n = 0;
 	__u64 q, ip, frac, t;
 
 	/* NaN and the infinities fail a < lim too */
@@ -152,10 +153,7 @@ size_t fmt_fixed(char *dst, double v, int decimals)
 	if (decimals) {
 		dst[n++] = '.';
 		frac = q - ip * u10[decimals];
-		for (k = decimals; k >= 2; k -= 2, frac /= 100)
-			memcpy(dst + n + k - 2, digits2 + 2 * (frac % 100), 2);
-		if (k)
-			dst[n] = '0' + frac;
+		put_digits(dst + n, frac, decimals);
 		n += decimals;
 	}
 	return n;
