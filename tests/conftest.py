@@ -107,6 +107,13 @@ class Cgroup:
         rmdir_retry(self.path)
 
 
+def catches(pid, sig):
+    """Whether process pid has a handler for sig (SigCgt of its status)."""
+    with open(f"/proc/{pid}/status") as f:
+        caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+    return bool(caught & (1 << (sig - 1)))
+
+
 def rmdir_retry(path, tries=50, wait=0.1):
     """rmdir a cgroup directory, again while it is busy (its last task not yet
     gone); gone already is done."""

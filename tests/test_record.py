@@ -14,8 +14,8 @@ import time
 
 import pytest
 
-from conftest import (PMBPF, WORK, allowed_cpus, collections, count_slack, final_figures,
-                      needs_root, work)
+from conftest import (PMBPF, WORK, allowed_cpus, catches, collections, count_slack,
+                      final_figures, needs_root, work)
 
 pytestmark = needs_root
 
@@ -373,13 +373,6 @@ def test_sigterm_stops_cleanly():
     assert p.returncode == 0, err
     assert time.time() - t0 < 1.5
     assert '"system"' in out  # the partial interval is reported, not lost
-
-
-def catches(pid, sig):
-    """Whether process pid has a handler for sig (SigCgt of its status)."""
-    with open(f"/proc/{pid}/status") as f:
-        caught = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
-    return bool(caught & (1 << (sig - 1)))
 
 
 def test_stop_signal_during_load_stops_as_after_it():

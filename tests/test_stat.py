@@ -311,3 +311,52 @@ def test_repeated_signal_kills():
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
     assert proc.returncode == 128 + signal.SIGKILL
+
+
+def stop_before_start(tmp_path, sig, opts=()):
+    """pmbpf stat sent sig once as soon as it has its handler, while its
+    session opens (the BPF load takes 0.1 s or more): the process, its
+    stderr, its JSON report (None when it wrote none) and whether the
+    command ran (it touches a file first). None when the signal came too
+    late, after the command had started."""
+    out = tmp_path / f"stat-{time.monotonic_ns()}.json"
+    ran = tmp_path / f"ran-{time.monotonic_ns()}"
+    p = subprocess.Popen([PMBPF, "stat", "-o", "json", "-O", str(out), "-e", "task-clock"] +
+                         list(opts) + ["--", "sh", "-c", f"touch {ran}; exec sleep 30"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while p.poll() is None and not conftest.catches(p.pid, sig):
+            assert time.monotonic() < deadline, "pmbpf took no handler in 30 s"
+            time.sleep(0.0002)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        p.kill()
+        p.wait()
+    if ran.exists():
+        return None
+    text = out.read_text() if out.exists() else ""
+    return p, err, (json.loads(text) if text else None)
+
+
+@pytest.mark.parametrize("sig,opts", [(signal.SIGINT, ()), (signal.SIGTERM, ()),
+                                      (signal.SIGINT, ("-r", "3"))],
+                         ids=["INT", "TERM", "INT-r3"])
+def test_stopped_before_the_command_starts(tmp_path, sig, opts):
+    """A stop signal while the session opens, before the command started:
+    the build before this test printed a report of "0 runs" (or a JSON
+    document with no run) and exited 0. Now one line says that the command
+    did not run, no report, exit 128 + the signal, as -r N stopped between
+    runs does. Ground truth that the command did not run: it touches a file
+    first; a signal that came too late (the command ran) is tried again."""
+    for _ in range(5):
+        got = stop_before_start(tmp_path, sig, opts)
+        if got:
+            break
+    else:
+        pytest.fail("the signal came after the command had started in 5 tries of 5")
+    p, err, doc = got
+    assert p.returncode == 128 + sig, err
+    assert err == "pmbpf: interrupted before the command ran: no report\n", err
+    assert doc is None, doc

@@ -69,7 +69,8 @@ const struct cmdopts stat_cmdopts = {
 	.tail = "The exit code is the command's (128 + signal if it was killed); with -r N\n"
 		"a failing run stops the series with its exit code and no report. With --ab:\n"
 		"0 no regression of B against A, 1 a regression, 2 bad input.\n"
-		"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n",
+		"SIGINT or SIGTERM is passed on to the command; a second one kills it.\n"
+		"One before the command starts stops pmbpf: no report, 128 + signal.\n",
 };
 
 struct stat_ctx {
@@ -515,9 +516,18 @@ int cmd_stat(int argc, char **argv)
 			}
 		}
 	}
-	if (exiting && (ctx.repeat > 1 || ctx.ab)) {
-		pr_err("interrupted after %d of %d runs: no report\n", ctx.nr_runs,
-		       ctx.repeat * (ctx.ab ? 2 : 1));
+	/*
+	 * Stopped between runs, or before the first one (a signal while the
+	 * session opens): what did run is not the series asked for, and a
+	 * report of 0 runs would say nothing. As a stopped pmbpf does, 128 +
+	 * the signal.
+	 */
+	if (exiting && (ctx.repeat > 1 || ctx.ab || !ctx.nr_runs)) {
+		if (ctx.nr_runs)
+			pr_err("interrupted after %d of %d runs: no report\n", ctx.nr_runs,
+			       ctx.repeat * (ctx.ab ? 2 : 1));
+		else
+			pr_err("interrupted before the command ran: no report\n");
 		rc = 128 + cmdrun__last_signal();
 		goto out_session;
 	}
