@@ -50,16 +50,28 @@ static void on_signal(int sig)
 		stop(sig);
 }
 
+/*
+ * SIGINT and SIGTERM are held until both handlers are this file's: one
+ * that came between signals__setup() and them stopped pmbpf without
+ * last_signal, and stat exited 128 + 0 (seen under load).
+ */
 int cmdrun__signals_setup(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+	sigset_t stops, old;
+	int err = 0;
 
-	if (signals__setup())
-		return -1;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, &old);
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGINT, &sa, &stop_action) || sigaction(SIGTERM, &sa, NULL))
-		return -errno;
-	return 0;
+	if (signals__setup())
+		err = -1;
+	else if (sigaction(SIGINT, &sa, &stop_action) || sigaction(SIGTERM, &sa, NULL))
+		err = -errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 /* The command has ended: a stop signal received meanwhile stops pmbpf too. */
