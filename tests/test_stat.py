@@ -40,6 +40,17 @@ def perf_stat(*args):
     return out
 
 
+STALE_NOTE = re.compile(r"^pmbpf: \S+/pmbpf-stat-\d+-\d+, left by a killed pmbpf stat or profile, "
+                        r"still holds processes: .*\n", re.M)
+
+
+def own_stderr(text):
+    """pmbpf's stderr less its notes of another pmbpf's cgroup still holding
+    processes: a suite running beside this one (test_stale_cgroups_... makes
+    such a cgroup for a moment) is named in every pmbpf stat started then."""
+    return STALE_NOTE.sub("", text)
+
+
 def cgroup2_mount():
     mnt = conftest.cgroup2_mount()
     if not mnt:
@@ -156,7 +167,7 @@ def test_report_write_errors(tmp_path):
     p = subprocess.run([PMBPF, "stat", "-O", "/dev/full", "-e", "task-clock", "--", "true"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1
-    assert p.stderr.strip() == "pmbpf: cannot write /dev/full: No space left on device"
+    assert own_stderr(p.stderr).strip() == "pmbpf: cannot write /dev/full: No space left on device"
     p = subprocess.run([PMBPF, "stat", "-O", str(tmp_path / "no" / "dir"), "--", "true"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1 and p.stderr.startswith("pmbpf: cannot create ")
@@ -167,7 +178,7 @@ def test_report_write_errors(tmp_path):
     os.close(w)
     os.close(r)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and err == ""
+    assert proc.returncode == 0 and own_stderr(err) == "", err
 
 
 def test_command_gets_default_sigpipe():
@@ -198,9 +209,14 @@ def test_repeat_summary_and_exact_page_faults(tmp_path):
     # after the first). On a loaded machine about one run in 25 takes tens
     # to hundreds more, sometimes two in a row (cause not established): the
     # median run is held to the bound, every run to the floor.
-    within = [truth["minflt"] - 40 <= mine <= truth["minflt"] for mine, truth in zip(pf, own)]
+    # The truth is minor plus major faults, as the page-faults event counts
+    # them: a fault the kernel retries (VM_FAULT_RETRY: a page lock held by
+    # another process mapping the same file, on a busy host) is accounted
+    # as a major one (mm_account_fault(): FAULT_FLAG_TRIED).
+    truths = [t["minflt"] + t["majflt"] for t in own]
+    within = [truth - 40 <= mine <= truth for mine, truth in zip(pf, truths)]
     assert sum(within) >= 3, (pf, own)
-    assert all(mine >= truth["minflt"] - 40 for mine, truth in zip(pf, own)), (pf, own)
+    assert all(mine >= truth - 40 for mine, truth in zip(pf, truths)), (pf, own)
     s = doc["summary"]["page-faults"]
     assert s["n"] == 5 and s["min"] == min(pf) and s["max"] == max(pf)
     assert abs(s["mean"] - statistics.mean(pf)) < 1e-6
@@ -218,7 +234,7 @@ def test_repeat_summary_and_exact_page_faults(tmp_path):
 def test_repeat_stops_at_a_failing_run(tmp_path):
     p, doc = pmbpf_stat(tmp_path, "sh", "-c", "exit 3", opts=("-r", "4"))
     assert p.returncode == 3 and doc is None
-    assert p.stderr.strip() == "pmbpf: run 1 (A) exited with 3: no report"
+    assert own_stderr(p.stderr).strip() == "pmbpf: run 1 (A) exited with 3: no report"
 
 
 def test_killed_command_is_not_an_exit_code(tmp_path):
@@ -237,7 +253,7 @@ def test_killed_command_is_not_an_exit_code(tmp_path):
     assert "exit code" not in p.stderr, p.stderr
     p, doc = pmbpf_stat(tmp_path, "sh", "-c", "kill -KILL $$", opts=("-r", "2"))
     assert p.returncode == 128 + signal.SIGKILL and doc is None
-    assert p.stderr.strip() == "pmbpf: run 1 (A) was killed by SIGKILL: no report"
+    assert own_stderr(p.stderr).strip() == "pmbpf: run 1 (A) was killed by SIGKILL: no report"
 
 
 def test_cgroup_name_is_unique_per_boot():
@@ -358,5 +374,5 @@ def test_stopped_before_the_command_starts(tmp_path, sig, opts):
         pytest.fail("the signal came after the command had started in 5 tries of 5")
     p, err, doc = got
     assert p.returncode == 128 + sig, err
-    assert err == "pmbpf: interrupted before the command ran: no report\n", err
+    assert own_stderr(err) == "pmbpf: interrupted before the command ran: no report\n", err
     assert doc is None, doc
