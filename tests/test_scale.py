@@ -5,6 +5,7 @@ with the shared counts map's default capacity (65,536); where the map is too
 small, the credits stay in their cgroup (its [overflow] row) and say so."""
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -13,6 +14,7 @@ import time
 
 import pytest
 
+import conftest
 from conftest import PMBPF, WORK, Cgroup, needs_root
 
 pytestmark = needs_root
@@ -292,3 +294,92 @@ def test_overflow_count_ground_truth(recorder):
     got = sum(r["events"]["page-faults"]["raw"] for r in rows) - parent
     truth = report["children_faults"]
     assert abs(got - truth) <= 0.01 * truth + 10, (got, truth)
+
+
+# the per-CPU mode's overflow map: its cgroups' entries (user/collect/session.c)
+OVERFLOW_PERCPU_CGROUPS = 64
+
+
+def test_cgroup_less_overflow_conserves_page_faults(recorder):
+    """The last resort, against ground truth: -m 16 with --thread-fold=off
+    (the per-CPU maps, whose overflow map holds 64 cgroups' entries and the
+    cgroup-less one) and N = 90 processes, each in a cgroup of its own, all
+    alive at once (each waits on its stdin in its cgroup, then touches PAGES
+    fresh pages once). 16 find room in the counts map, the next 64 each in
+    their cgroup's [overflow] row, and the last 10 in the cgroup-less one
+    (pid, cgroup null, cgroup_id 0): counts of processes, tolerance 0, as in
+    test_overflow_count_ground_truth. The page faults are conserved: the
+    rows of the N cgroups (their own and their [overflow] rows) plus the
+    cgroup-less row are the processes' own (rusage since each joined its
+    cgroup, within 0.5% + 1 a process: less than one process's work), the
+    cgroup-less row at least its 10 processes' PAGES each. The table says
+    where they are in a note."""
+    n, cap, pages = 90, 16, 300
+    nocg_procs = n - cap - OVERFLOW_PERCPU_CGROUPS
+    cg = Cgroup("scale", "nocg")
+    subs, procs = [], []
+    table = tempfile.TemporaryFile("w+")
+    tab = None
+    args = ["-e", "page-faults", "-i", "0.5", "-m", str(cap), "--thread-fold=off", "-b", "all",
+            "-G", cg.path]
+    try:
+        rec = recorder(*args)
+        tab = subprocess.Popen([PMBPF, "record", "-o", "table"] + args, stdout=table,
+                               stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not os.fstat(table.fileno()).st_size and time.monotonic() < deadline:
+            assert tab.poll() is None, "pmbpf record -o table exited %s" % tab.returncode
+            time.sleep(0.05)
+        rec.wait_intervals(1)
+        for i in range(n):
+            subs.append(f"{cg.path}/c{i}")
+            os.mkdir(subs[-1])
+            procs.append(subprocess.Popen([WORK, "gate", str(pages), "0.05"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          text=True, env=dict(os.environ, WORK_CGROUP=subs[-1])))
+        # each in its cgroup (it joins before this line), none gone
+        for p in procs:
+            assert json.loads(p.stdout.readline())["what"] == "ready"
+        rec.wait_intervals(1)
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.close()
+        reports = [json.loads(p.stdout.readline()) for p in procs]
+        for p in procs:
+            p.wait(timeout=60)
+        rec.wait_intervals(2)
+        recs = rec.stop()
+        tab.send_signal(signal.SIGINT)
+        tab.wait(timeout=30)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if tab and tab.poll() is None:
+            tab.kill()
+            tab.wait()
+        for d in subs:
+            conftest.rmdir_retry(d)
+        cg.remove()
+    rows = [r for r in recs if r["type"] == "process"]
+    ours = [r for r in rows if (r["cgroup"] or "").startswith(cg.rel + "/")]
+    nocg = [r for r in rows if r["overflow"] and r["cgroup_id"] == 0]
+    assert len(ours) + len(nocg) == len(rows), [r for r in rows if r not in ours + nocg][:3]
+    cg_ovf = [r for r in ours if r["overflow"]]
+    assert len({r["cgroup"] for r in cg_ovf}) == OVERFLOW_PERCPU_CGROUPS, cg_ovf[:3]
+    assert sum(r["folded_processes"] for r in cg_ovf) == OVERFLOW_PERCPU_CGROUPS, cg_ovf[:3]
+    assert nocg and all(r["pid"] is None and r["cgroup"] is None and r["comm"] == "[overflow]"
+                        for r in nocg), nocg[:2]
+    assert sum(r["folded_processes"] for r in nocg) == nocg_procs, nocg
+    faults = lambda rs: sum(r["events"]["page-faults"]["raw"] for r in rs)
+    truth = sum(r["minflt"] + r["majflt"] - r["faults_main"] for r in reports)
+    got = faults(ours) + faults(nocg)
+    assert abs(got - truth) <= 0.005 * truth + n, (got, truth, faults(nocg))
+    assert nocg_procs * pages <= faults(nocg) <= nocg_procs * (pages + 60), faults(nocg)
+    table.seek(0)
+    text = table.read()
+    assert re.search(r"^ +- \[overflow\] +- ", text, re.M), text[-3000:]
+    new = re.findall(r"^\(\[overflow\] in cgroup -: processes \((\d+) new\) that found the "
+                     r"counts map full", text, re.M)
+    assert new and sum(map(int, new)) == nocg_procs, (new, text[-3000:])

@@ -251,7 +251,8 @@ static void table_row(struct output *o, const struct snapshot *snap, const struc
 
 static void table(struct output *o, const struct snapshot *snap)
 {
-	bool overflow_mark = false;
+	unsigned long long nocgroup = 0;
+	bool overflow_mark = false, nocgroup_row = false;
 	char tbuf[32];
 	size_t r;
 	time_t t = snap->time_ns / 1000000000ULL;
@@ -301,10 +302,22 @@ static void table(struct output *o, const struct snapshot *snap)
 			"(PROCS %s: processes that found the counts map full, without a row of their own: "
 			"their figures are in their cgroup's [overflow] row; -m sets the map's size)\n",
 			catalog__overflow()->title);
+	/* the last resort: more cgroups overflowed than the overflow map holds */
+	for (r = 0; r < snap->nr_rows; r++)
+		if (snap->rows[r].overflow && !snap->rows[r].cgroup_id) {
+			nocgroup_row = true;
+			nocgroup += snap->rows[r].folded;
+		}
+	if (nocgroup_row)
+		fprintf(o->f,
+			"([overflow] in cgroup -: processes (%llu new) that found the counts map full "
+			"when more cgroups had overflowed than the overflow map holds: their figures "
+			"are in no cgroup's; -m sets the counts map's size)\n",
+			nocgroup);
 	if (snap->stats[PMBPF_STAT_OVERFLOW] || snap->stats[PMBPF_STAT_EXITS_DROPPED] ||
 	    snap->stats[PMBPF_STAT_EXITS_LOST])
 		fprintf(o->f,
-			"(map full: %llu credits folded into their cgroup's [overflow] row; exit records dropped: %llu, "
+			"(map full: %llu credits folded into [overflow] rows; exit records dropped: %llu, "
 			"read from the map instead; exit records lost: %llu)\n",
 			(unsigned long long)snap->stats[PMBPF_STAT_OVERFLOW],
 			(unsigned long long)snap->stats[PMBPF_STAT_EXITS_DROPPED],
