@@ -254,6 +254,20 @@ static __always_inline int on_switch(bool preempt, struct task_struct *prev,
 				lat = now > ts->wakeup_ns ? now - ts->wakeup_ns : 0;
 				has_lat = true;
 				ts->wakeup_ns = 0;
+			} else if (wakeup_progs && ts->offcpu_ns && ts->off_state != OFF_OTHER) {
+				/*
+				 * Seen going to sleep, its wakeup not: the kernel
+				 * did not report it (a sandbox's kernel reports
+				 * nothing while its init's threads run, wakeups
+				 * they do included: docs/findings.md). Its wait
+				 * from the scheduler's record of the enqueue.
+				 */
+				stat_inc(PMBPF_STAT_WAKEUP_UNSEEN);
+				queued = sched_info_kept ? task_queued(next, &run_delay, btf) : 0;
+				if (queued) {
+					lat = now > queued ? now - queued : 0;
+					has_lat = true;
+				}
 			} else if (queued) {
 				/* woken: queued since its wakeup's clock */
 				lat = now > queued ? now - queued : 0;

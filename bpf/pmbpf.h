@@ -113,6 +113,7 @@ enum pmbpf_stat {
 	PMBPF_STAT_ONCPU_GAP_NS, /* run-queue clock time of monitored spans the scheduler charged no task */
 	PMBPF_STAT_OFFLINE_NS, /* run-queue clock time of idle spans on an offline run queue (CPU hotplug) */
 	PMBPF_STAT_RAN_FULL, /* folds at a switch: its CPU's list of threads that ran was full */
+	PMBPF_STAT_WAKEUP_UNSEEN, /* wakeup programs: switch-ins after a seen sleep with no wakeup seen */
 	PMBPF_STAT_NR,
 };
 

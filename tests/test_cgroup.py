@@ -333,6 +333,21 @@ def test_runq_latency_contention_vs_alone():
             assert q["p99_ns"] == runq_pct(h, q["max_ns"], 0.99), q
 
 
+def unseen_of(recs, wakeups):
+    """The session's counts of what the kernel did not report: switch-ins
+    (spans_unmatched: the wait that ended there is lost with it) and, with
+    the wakeup programs, wakeups of a task seen going to sleep (wakeups_unseen:
+    its wait then comes from the scheduler's sched_info, so none is lost);
+    and the programs' runs that did not happen (recursion misses)."""
+    sysrec = [r for r in recs if r["type"] == "system"][-1]
+    if wakeups == "on":
+        assert isinstance(sysrec["wakeups_unseen"], int), sysrec
+    else:
+        assert sysrec["wakeups_unseen"] is None or not os.path.exists("/proc/self/schedstat")
+    misses = sum(p["recursion_misses"] for p in sysrec["programs"].values())
+    return sysrec["spans_unmatched"], sysrec["wakeups_unseen"], misses
+
+
 @pytest.mark.parametrize("wakeups", ["off", "on"])
 def test_runq_count_equals_wakeups(wakeups):
     """Each sleep's wakeup and each preemption gives one run-queue sample,
@@ -347,18 +362,62 @@ def test_runq_count_equals_wakeups(wakeups):
     # every switch-in after a wakeup or preemption is one sample: the first
     # (wakeup_new) plus one per switch-out but the last (at exit)
     switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
-    # pmbpf counts what it could not see: waits it dropped, wakeups it missed
-    sysrec = [r for r in recs if r["type"] == "system"][-1]
-    lost = sysrec["waits_unmatched"] + sum(p["recursion_misses"]
-                                           for p in sysrec["programs"].values())
-    # but a preemption in the sleep's own path (its state already set to
+    # but not one the kernel did not report: the sleeper's share of the
+    # session's unmatched spans (on the sandbox VM's kernel, a switch-in
+    # from a thread of its init: docs/fields.md, spans_unmatched). A wakeup
+    # it did not report costs nothing: sched_info has it (wakeups_unseen).
+    # The session's count is host-wide, the sleeper's share of it is not
+    # known here: test_runq_count_in_a_cgroup_equals_wakeups knows it.
+    unmatched, unseen, misses = unseen_of(recs, wakeups)
+    lost = unmatched + misses
+    if lost > k // 10:
+        pytest.skip(f"the kernel did not report {unmatched} switch-ins host-wide: "
+                    f"{count} of {switches} waits says little")
+    # and a preemption in the sleep's own path (its state already set to
     # sleep: the kernel counts it involuntary) leaves a wait that neither
     # the kernel's sched_info (task_is_running() is false: no enqueue) nor
     # the wakeup programs time, unless its wakeup comes before it runs
     # again: at most the involuntary switches (3 of 303 switches at load 160)
     preempted = sum(r["involuntary_switches"] for r in rows)
-    assert k - lost <= count and -1 - lost - preempted <= count - switches <= 1 + lost, (
-        count, switches, lost, preempted, t)
+    assert k - lost <= count and -1 - lost - preempted <= count - switches <= 1, (
+        count, switches, unmatched, unseen, misses, preempted, t)
+    assert sum(hist.values()) == count
+
+
+@pytest.mark.parametrize("wakeups", ["off", "on"])
+def test_runq_count_in_a_cgroup_equals_wakeups(tree, wakeups):
+    """The same with the sleeper alone in the cgroup recorded (-G): the
+    session's counts of switch-ins and wakeups the kernel did not report are
+    then the sleeper's own, and its waits are all there but those.
+
+    On the sandbox VM's kernel (no event while a thread of its init runs),
+    the wakeup programs missed 0-13 of 300 wakeups in 4 of 44 unfiltered
+    runs at rest whose switch-in they saw (docs/findings.md): before
+    wakeups_unseen took their waits from sched_info, each was a wait lost
+    and not counted anywhere, which this test catches."""
+    mnt, root_rel, rel = tree
+    k = 300
+    p = record("-e", "task-clock", "-i", "0.5", "-G", rel["A"],
+               *(["--wakeup-progs"] if wakeups == "on" else []))
+    started(p)
+    t = run_in(mnt + rel["A"], "sleep", k, 1000)[0]
+    recs = finish(p)
+    assert_wakeup_mode(recs, wakeups)
+    rows, count, hist = runq_of(recs, t["pid"])
+    switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
+    unmatched, unseen, misses = unseen_of(recs, wakeups)
+    if unmatched > k // 10:
+        pytest.skip(f"the kernel did not report {unmatched} of the sleeper's switch-ins")
+    # its first wait (after wakeup_new) ended before it moved itself into
+    # the cgroup, outside the filter: one per switch-out but the first and
+    # the last, less the switch-ins not reported and preemptions in a sleep's
+    # path (test_runq_count_equals_wakeups)
+    preempted = sum(r["involuntary_switches"] for r in rows)
+    print(f"count {count} switches {switches} spans_unmatched {unmatched} "
+          f"wakeups_unseen {unseen} preempted {preempted}")
+    assert k - 1 - unmatched - misses <= count, (count, switches, unmatched, unseen, misses, t)
+    assert -1 - unmatched - misses - preempted <= count - switches <= 0, (
+        count, switches, unmatched, unseen, misses, preempted, t)
     assert sum(hist.values()) == count
 
 

@@ -538,6 +538,9 @@ static const struct self_figure self_figures[] = {
 	{ "wakeups", "pmbpf_sched_wakeups_total", "calls",
 	  "sched_wakeup and sched_wakeup_new calls seen (only where programs run at wakeups).",
 	  FIG_COUNTER, SELF_WAKEUPS, PMBPF_STAT_WAKEUPS, OUT_JSON | OUT_PROM },
+	{ "wakeups_unseen", "pmbpf_wakeups_unseen_total", "switch-ins",
+	  "Switch-ins of monitored tasks seen going to sleep whose wakeup the kernel did not report to the wakeup programs (only where they run): the run-queue wait is the scheduler's own (sched_info), where it keeps one.",
+	  FIG_COUNTER, SELF_WAKEUPS, PMBPF_STAT_WAKEUP_UNSEEN, OUT_JSON | OUT_PROM },
 	{ "waits_unmatched", "pmbpf_waits_unmatched_total", "waits",
 	  "Run-queue and off-CPU waits dropped: the task was not the one expected.", FIG_COUNTER,
 	  SELF_STAT, PMBPF_STAT_WAIT_UNMATCHED, OUT_JSON | OUT_PROM },
@@ -613,7 +616,7 @@ static const struct self_figure self_figures[] = {
 	  OUT_PROM },
 };
 
-_Static_assert(PMBPF_STAT_NR == 13, "a new BPF statistic needs its entry in self_figures[]");
+_Static_assert(PMBPF_STAT_NR == 14, "a new BPF statistic needs its entry in self_figures[]");
 
 /*
  * --delays: not a figure of one row but of a pair of them, so outside
