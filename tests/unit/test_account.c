@@ -7,6 +7,7 @@
  * in the comments; each test also checks that what the rows add up to is
  * what the model credited (conservation).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -1314,6 +1315,91 @@ static void test_sort_cpu(void)
 	snapshot__free(&s);
 }
 
+/* Every field of two sums, one by one (padding, if any, aside). */
+static void check_counts_equal(const struct pmbpf_counts *x, const struct pmbpf_counts *y,
+			       const char *what)
+{
+	int i;
+
+	check_record(x->start_ns == y->start_ns, __FILE__, __LINE__, "%s: start_ns", what);
+	for (i = 0; i < PMBPF_N_NR; i++)
+		check_record(x->n[i] == y->n[i], __FILE__, __LINE__, "%s: n[%d]", what, i);
+	check_record(x->runq_max_ns == y->runq_max_ns, __FILE__, __LINE__, "%s: runq_max_ns", what);
+	check_record(x->runq_max_gen == y->runq_max_gen, __FILE__, __LINE__, "%s: runq_max_gen",
+		     what);
+	check_record(x->comm_ns == y->comm_ns, __FILE__, __LINE__, "%s: comm_ns", what);
+	check_record(x->folded == y->folded, __FILE__, __LINE__, "%s: folded", what);
+	check_record(x->flags == y->flags, __FILE__, __LINE__, "%s: flags", what);
+	check_record(x->pad == y->pad, __FILE__, __LINE__, "%s: pad", what);
+	check_record(!memcmp(x->comm, y->comm, sizeof(x->comm)), __FILE__, __LINE__, "%s: comm",
+		     what);
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		check_record(x->runq_hist[i] == y->runq_hist[i], __FILE__, __LINE__,
+			     "%s: runq_hist[%d]", what, i);
+	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
+		check_record(x->ev[i].value == y->ev[i].value &&
+				     x->ev[i].enabled == y->ev[i].enabled &&
+				     x->ev[i].running == y->ev[i].running,
+			     __FILE__, __LINE__, "%s: ev[%d]", what, i);
+}
+
+/*
+ * The shared map's one value is copied (account__sum_cpus()'s fast path),
+ * not summed slot by slot: the two must read every field alike, whatever
+ * the value holds. Each field set to a distinct value (then the cases the
+ * fast path treats apart: a run-queue maximum of this read generation or
+ * of an older one, no comm, a value cut after its counting slots), both
+ * sums compared field by field.
+ */
+static void test_one_value_fast_path(void)
+{
+	static const size_t cuts[] = { 0, offsetof(struct pmbpf_counts, ev[2]),
+				       offsetof(struct pmbpf_counts, ev[0]) };
+	struct pmbpf_counts v, fast, slots;
+	unsigned char *b = (unsigned char *)&v;
+	size_t i, c;
+	int k;
+
+	for (c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+		struct account_opts o = { .nr_cpus = 1,
+					  .stride = sizeof(struct pmbpf_counts),
+					  .value_size = cuts[c],
+					  .nr_events = 0 };
+		struct account *a = account__new(&o);
+		struct snapshot sn = {};
+
+		if (!a) {
+			perror("account__new");
+			exit(2);
+		}
+		account__begin(a, &sn, 7);
+		for (k = 0; k < 4; k++) {
+			char what[64];
+
+			/* every byte its own: a field read from the wrong place shows */
+			for (i = 0; i < sizeof(v); i++)
+				b[i] = (unsigned char)(i * 37 + k * 11 + 1);
+			memcpy(v.comm, "worker", 7);
+			v.runq_max_gen = k == 1 ? 6 : 7; /* 1: an older generation's maximum */
+			if (k == 2)
+				memset(v.comm, 0, sizeof(v.comm)); /* no comm: nor its time */
+			if (k == 3)
+				v.comm[0] = '\0'; /* no comm, bytes after the NUL */
+			memset(&fast, 0xa5, sizeof(fast));
+			memset(&slots, 0x5a, sizeof(slots));
+			account__sum_cpus(a, &v, 1, sizeof(v), &fast, true);
+			account__sum_cpus(a, &v, 1, sizeof(v), &slots, false);
+			snprintf(what, sizeof(what), "value_size %zu, case %d", cuts[c], k);
+			check_counts_equal(&fast, &slots, what);
+			/* not vacuous: the sum has the value's figures */
+			CHECK_EQ_U64(slots.n[0], v.n[0]);
+			CHECK_EQ_U64(slots.runq_max_ns, k == 1 ? 0 : v.runq_max_ns);
+		}
+		account__free(a);
+		snapshot__free(&sn);
+	}
+}
+
 int main(void)
 {
 	test_interval_diff();
@@ -1334,5 +1420,6 @@ int main(void)
 	test_threads_rollup();
 	test_threads_exec();
 	test_sort_cpu();
+	test_one_value_fast_path();
 	return check_summary();
 }

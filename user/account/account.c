@@ -173,7 +173,7 @@ static bool counts_zero(const struct pmbpf_counts *d)
 }
 
 static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cpus, size_t stride,
-			    struct pmbpf_counts *sum)
+			    struct pmbpf_counts *sum, bool fast)
 {
 	size_t size = a->o.value_size && a->o.value_size < sizeof(struct pmbpf_counts) ?
 			      a->o.value_size :
@@ -181,7 +181,7 @@ static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cp
 	struct pmbpf_counts slot;
 	int cpu, i;
 
-	if (nr_cpus == 1) {
+	if (nr_cpus == 1 && fast) {
 		/* the shared map's one value: the loop below, without the copies */
 		memcpy(sum, vals, size);
 		memset((char *)sum + size, 0, sizeof(*sum) - size);
@@ -223,6 +223,12 @@ static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cp
 			sum->ev[i].running += c->ev[i].running;
 		}
 	}
+}
+
+void account__sum_cpus(const struct account *a, const void *vals, int nr_cpus, size_t stride,
+		       struct pmbpf_counts *sum, bool fast)
+{
+	counts_sum_cpus(a, vals, nr_cpus, stride, sum, fast);
 }
 
 static void grave_add(struct account *a, const struct pmbpf_key *key,
@@ -437,7 +443,7 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 	struct grave *g;
 	bool dead;
 
-	counts_sum_cpus(a, vals, nr_cpus, stride, &cur);
+	counts_sum_cpus(a, vals, nr_cpus, stride, &cur, true);
 	e = proctable__get(&a->table, key);
 	if (!e)
 		return -ENOMEM;

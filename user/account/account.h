@@ -71,6 +71,13 @@ int account__entry(struct account *a, const struct pmbpf_key *key, const void *v
 /* The same with nr_cpus values stride bytes apart (the idle task's per-CPU counts). */
 int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const void *vals,
 			int nr_cpus, size_t stride);
+/*
+ * An entry's nr_cpus values (stride bytes apart) summed into *sum as a row
+ * reads them (account__entry_cpus()). fast: one value (the shared map's) is
+ * copied, not summed; tests/unit/test_account.c holds the two equal.
+ */
+void account__sum_cpus(const struct account *a, const void *vals, int nr_cpus, size_t stride,
+		       struct pmbpf_counts *sum, bool fast);
 /* A hint: key's entry comes soon (account__entry); its state starts loading. */
 void account__prefetch(const struct account *a, const struct pmbpf_key *key);
 /* An exit record from the ring buffer (len bytes). */
