@@ -421,6 +421,54 @@ def test_runq_count_in_a_cgroup_equals_wakeups(tree, wakeups):
     assert sum(hist.values()) == count
 
 
+def test_runq_waits_of_wakeups_the_kernel_hid(tree):
+    """With the wakeup programs, a wakeup the kernel did not report costs
+    the sleeper no wait: its switch-in takes the wait from sched_info and
+    counts itself (wakeups_unseen).
+
+    The sandbox VM's kernel reports no event while a thread of its init
+    (pid 1) is current, wakeups done there included (docs/findings.md). A
+    storm of orphans keeps the init reaping them, and some of the sleeper's
+    wakeups are then hidden (15 in 30 runs of it beside one); without the
+    sched_info fallback 9 of those 30 runs lost waits counted nowhere (main
+    at 5d2e1dd), with it 0 of 30. Skips where no wakeup of the sleeper was
+    hidden in 8 runs (any other kernel)."""
+    mnt, root_rel, rel = tree
+    k = 300
+    storm = subprocess.Popen(["sh", "-c", "while :; do (/bin/true &); done"],
+                             stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.5)
+        for _ in range(8):
+            p = record("-e", "task-clock", "-i", "0.5", "-G", rel["A"], "--wakeup-progs")
+            started(p)
+            t = run_in(mnt + rel["A"], "sleep", k, 1000)[0]
+            recs = finish(p)
+            unmatched, unseen, misses = unseen_of(recs, "on")
+            if unseen:
+                break
+    finally:
+        os.killpg(storm.pid, 9)
+        storm.wait()
+    if not unseen:
+        pytest.skip("the kernel reported every wakeup of the sleeper")
+    rows, count, hist = runq_of(recs, t["pid"])
+    switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
+    preempted = sum(r["involuntary_switches"] for r in rows)
+    print(f"count {count} switches {switches} spans_unmatched {unmatched} "
+          f"wakeups_unseen {unseen} preempted {preempted}")
+    # as test_runq_count_in_a_cgroup_equals_wakeups: every wait but the first
+    # (outside the cgroup), those of the switch-ins not reported and at most
+    # one per preemption in a sleep's path
+    beyond = switches - 1 - unmatched - misses - count
+    assert count <= switches and beyond <= preempted, (
+        count, switches, unmatched, unseen, misses, preempted, t)
+    # without the fallback each hidden wakeup is one more (0 beyond in 130
+    # runs of the sleeper in a cgroup with it, at rest, loaded and so)
+    assert beyond < unseen, (count, switches, unmatched, unseen, misses, preempted, t)
+    assert sum(hist.values()) == count
+
+
 def test_offcpu_time_of_a_sleeper():
     """A process that sleeps K x T is credited its wall time less its CPU time.
 
