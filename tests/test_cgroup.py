@@ -406,7 +406,8 @@ def test_runq_count_in_a_cgroup_equals_wakeups(tree, wakeups):
     rows, count, hist = runq_of(recs, t["pid"])
     switches = sum(r["voluntary_switches"] + r["involuntary_switches"] for r in rows)
     unmatched, unseen, misses = unseen_of(recs, wakeups)
-    if unmatched > k // 10:
+    # its own count, so the bounds stay exact; but not when most are gone
+    if unmatched > k // 2:
         pytest.skip(f"the kernel did not report {unmatched} of the sleeper's switch-ins")
     # its first wait (after wakeup_new) ended before it moved itself into
     # the cgroup, outside the filter: one per switch-out but the first and
