@@ -43,7 +43,8 @@ struct cpi_run {
 	enum cpi_signal signal;
 	bool saw_events, cycles, instructions; /* from event records */
 	struct pending *p;
-	int nr, cap;
+	int nr;
+	size_t cap;
 	char *time; /* of the pending interval */
 	long long intervals, outliers, episodes;
 	size_t records, cgroup_records;
@@ -258,7 +259,7 @@ static int cgroup__add(struct cpi_run *r, const struct json_value *rec, char *er
 	const struct json_value *fig = json__get(rec, "self"), *events;
 	const char *path = json__str(json__get(rec, "cgroup")), *time;
 	double interval_s = num(json__get(rec, "interval_s")), oncpu, cyc;
-	struct pending *p;
+	struct pending *p, *np;
 	char name[64];
 	int ret;
 
@@ -285,15 +286,10 @@ static int cgroup__add(struct cpi_run *r, const struct json_value *rec, char *er
 		snprintf(name, sizeof(name), "[cgroup %.0f]", num(json__get(rec, "cgroup_id")));
 		path = name;
 	}
-	if (r->nr == r->cap) {
-		int cap = r->cap ? r->cap * 2 : 64;
-		struct pending *np = realloc(r->p, sizeof(*np) * cap);
-
-		if (!np)
-			return -ENOMEM;
-		r->p = np;
-		r->cap = cap;
-	}
+	np = array__room(r->p, (size_t)r->nr, &r->cap, sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	r->p = np;
 	p = &r->p[r->nr];
 	p->name = strdup(path);
 	if (!p->name)

@@ -149,7 +149,7 @@ static int cmp_known(const void *a, const void *b)
  */
 static void hot_learn(struct hot *h, __u32 tgid, bool again)
 {
-	struct hot_known want = { .tgid = tgid }, *k;
+	struct hot_known want = { .tgid = tgid }, *k, *p;
 	size_t i;
 
 	/* bsearch and qsort take no NULL array, even an empty one (C11 7.22.5) */
@@ -161,15 +161,10 @@ static void hot_learn(struct hot *h, __u32 tgid, bool again)
 		symbolizer__add_process(h->sym, (pid_t)tgid);
 		return;
 	}
-	if (h->nr_known == h->cap_known) {
-		size_t cap = h->cap_known ? h->cap_known * 2 : 64;
-		struct hot_known *p = realloc(h->known, cap * sizeof(*p));
-
-		if (!p)
-			return;
-		h->known = p;
-		h->cap_known = cap;
-	}
+	p = array__room(h->known, h->nr_known, &h->cap_known, sizeof(*p));
+	if (!p)
+		return;
+	h->known = p;
 	for (i = h->nr_known; i > 0 && h->known[i - 1].tgid > tgid; i--)
 		h->known[i] = h->known[i - 1];
 	h->known[i] = (struct hot_known){ tgid, h->gen };

@@ -374,20 +374,15 @@ int symbolizer__add_process(struct symbolizer *s, pid_t tgid)
 		return -ENOMEM;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		struct mapping m;
+		struct mapping m, *nm;
 		int r;
 
-		if (snap->n == alloc) {
-			size_t n = alloc ? alloc * 2 : 64;
-			struct mapping *nm = realloc(snap->m, n * sizeof(*nm));
-
-			if (!nm) {
-				err = -ENOMEM;
-				break;
-			}
-			snap->m = nm;
-			alloc = n;
+		nm = array__room(snap->m, snap->n, &alloc, sizeof(*nm));
+		if (!nm) {
+			err = -ENOMEM;
+			break;
 		}
+		snap->m = nm;
 		r = maps_line(s, tgid, line, &m);
 		if (r == -ENOMEM) {
 			err = r;

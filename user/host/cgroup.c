@@ -316,6 +316,7 @@ static struct cgroup_cache *scan_target;
 
 static int add_node(struct cgroup_cache *c, __u64 id, const char *path)
 {
+	struct cg_node *n;
 	size_t i;
 
 	for (i = 0; i < c->nr; i++) {
@@ -331,15 +332,10 @@ static int add_node(struct cgroup_cache *c, __u64 id, const char *path)
 		}
 		return 0;
 	}
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
-		struct cg_node *n = realloc(c->nodes, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		c->nodes = n;
-		c->cap = cap;
-	}
+	n = array__room(c->nodes, c->nr, &c->cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->nodes = n;
 	c->nodes[c->nr].id = id;
 	c->nodes[c->nr].path = strdup(path);
 	if (!c->nodes[c->nr].path)
@@ -578,7 +574,7 @@ static int cmp_prev(const void *a, const void *b)
 
 static struct cg_prev *prev_get(struct cgroup_stats *s, __u64 id)
 {
-	struct cg_prev key = { .id = id }, *p;
+	struct cg_prev key = { .id = id }, *p, *n;
 	size_t i;
 
 	p = s->nr_sorted ? bsearch(&key, s->prev, s->nr_sorted, sizeof(*p), cmp_prev) : NULL;
@@ -587,15 +583,10 @@ static struct cg_prev *prev_get(struct cgroup_stats *s, __u64 id)
 	for (i = s->nr_sorted; i < s->nr; i++)
 		if (s->prev[i].id == id)
 			return &s->prev[i];
-	if (s->nr == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct cg_prev *n = realloc(s->prev, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->prev = n;
-		s->cap = cap;
-	}
+	n = array__room(s->prev, s->nr, &s->cap, sizeof(*n));
+	if (!n)
+		return NULL;
+	s->prev = n;
 	p = &s->prev[s->nr++];
 	memset(p, 0, sizeof(*p));
 	p->id = id;

@@ -51,21 +51,17 @@ struct csv_cols {
 static void csv_col_add(const struct figure *fd, int i, void *arg)
 {
 	struct csv_cols *cols = arg;
+	struct csv_col *c;
 
 	/* a cgroup's own file figures: columns of the cgroup rows' stream only */
 	if (fd->src == SRC_CGROUP && cols->procs)
 		return;
-	if (cols->nr == cols->cap) {
-		size_t cap = cols->cap ? cols->cap * 2 : 64;
-		struct csv_col *c = realloc(cols->c, cap * sizeof(*c));
-
-		if (!c) {
-			cols->failed = true;
-			return;
-		}
-		cols->c = c;
-		cols->cap = cap;
+	c = array__room(cols->c, cols->nr, &cols->cap, sizeof(*c));
+	if (!c) {
+		cols->failed = true;
+		return;
 	}
+	cols->c = c;
 	cols->c[cols->nr++] = (struct csv_col){ fd, i };
 }
 

@@ -246,19 +246,16 @@ static void cache_copy(struct strbuf *out, const struct series_cache *c, size_t 
 /* The k-th family's samples of a cache being built: out[start..) */
 static void cache_keep(struct series_cache *c, const struct strbuf *out, size_t start)
 {
+	size_t *off;
+
 	if (c->text.failed)
 		return;
-	if (c->nr_off == c->cap_off) {
-		size_t cap = c->cap_off ? c->cap_off * 2 : 64;
-		size_t *off = realloc(c->off, cap * sizeof(*off));
-
-		if (!off) {
-			c->text.failed = true;
-			return;
-		}
-		c->off = off;
-		c->cap_off = cap;
+	off = array__room(c->off, c->nr_off, &c->cap_off, sizeof(*off));
+	if (!off) {
+		c->text.failed = true;
+		return;
 	}
+	c->off = off;
 	c->off[c->nr_off++] = c->text.len;
 	if (!out->failed)
 		strbuf__add(&c->text, out->buf + start, out->len - start);
