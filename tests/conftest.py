@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Shared fixtures: run the real pmbpf against workloads with known figures."""
+import contextlib
+import fcntl
 import glob
 import json
 import os
@@ -55,6 +57,39 @@ def allowed_cpus(n=1):
     if len(cpus) < n:
         pytest.skip(f"needs {n} CPUs; this process may run on {len(cpus)} only ({cpus})")
     return cpus[:n]
+
+
+@contextlib.contextmanager
+def claimed_cpu(timeout=300):
+    """One allowed CPU for this test alone among the suites on this host:
+    the highest whose lock (/tmp/pmbpf-test-cpu-N.lock, flock) no other
+    test holds, else the first to be freed (waiting up to timeout s). A test
+    that pins a high-priority pair to a CPU and checks how they delay each
+    other failed when another suite's pair was pinned to the same CPU (two
+    .ci/run at once: each suite's spinner delayed the other's sleeper more
+    than its own did)."""
+    cpus = sorted(os.sched_getaffinity(0), reverse=True)
+    files = []
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            for cpu in cpus:
+                f = open(f"/tmp/pmbpf-test-cpu-{cpu}.lock", "a")
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    f.close()
+                    continue
+                files.append(f)
+                yield cpu
+                return
+            if time.monotonic() >= deadline:
+                pytest.fail(f"every allowed CPU ({cpus}) stayed claimed by other tests "
+                            f"for {timeout} s")
+            time.sleep(0.1)
+    finally:
+        for f in files:
+            f.close()  # the lock goes with it
 
 
 # Run by python3 -c SPAWNER WORK SECONDS: 2,000 short-lived processes a
