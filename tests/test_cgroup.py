@@ -422,6 +422,31 @@ def test_runq_count_in_a_cgroup_equals_wakeups(tree, wakeups):
     assert sum(hist.values()) == count
 
 
+def orphans_of_init():
+    """The storm's orphans pid 1 has not reaped yet (/bin/true, parent 1)."""
+    n = 0
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rfind(")") + 2:].split()
+        n += st[st.find("(") + 1:st.rfind(")")] == "true" and fields[1] == "1"
+    return n
+
+
+def quiet_init():
+    """Wait (10 s at most) until pid 1 has reaped the storm's orphans, then
+    half a second: it reaps them in bursts for 1-2 s after the storm, which
+    hide the next test's switches (test_offcpu_time_of_a_sleeper lost 3% of
+    its sleeps once)."""
+    end = time.time() + 10
+    while orphans_of_init() and time.time() < end:
+        time.sleep(0.1)
+    time.sleep(0.5)
+
+
 def test_runq_waits_of_wakeups_the_kernel_hid(tree):
     """With the wakeup programs, a wakeup the kernel did not report costs
     the sleeper no wait: its switch-in takes the wait from sched_info and
@@ -451,6 +476,7 @@ def test_runq_waits_of_wakeups_the_kernel_hid(tree):
     finally:
         os.killpg(storm.pid, 9)
         storm.wait()
+        quiet_init()
     if not unseen:
         pytest.skip("the kernel reported every wakeup of the sleeper")
     rows, count, hist = runq_of(recs, t["pid"])
