@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The floor of a refresh: a plain batch read of another process's BPF maps
- * (every hash and array map it holds), once an interval, nothing else.
+ * (every hash and array map it holds; an mmapable array through a mapping,
+ * as pmbpf reads its counts slots), once an interval, nothing else.
  *
  *   floor PID [INTERVAL_MS]
  *
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -27,6 +29,7 @@ struct map {
 	struct bpf_map_info info;
 	void *keys, *values;
 	size_t vsize; /* one value as the batch returns it (per-CPU: times CPUs) */
+	const char *mem; /* an mmapable array, mapped: read without a system call */
 };
 
 static volatile sig_atomic_t stop;
@@ -93,6 +96,28 @@ static int map_ids(int pid, __u32 *ids, int max)
 	return n;
 }
 
+/*
+ * An mmapable array (pmbpf's counts_slots): its elements copied through
+ * the mapping up to the first all-zero one (pmbpf takes its slots from the
+ * start, and one never used is all zero); returns the elements copied.
+ */
+static long read_mapped(struct map *m)
+{
+	long i;
+
+	for (i = 0; i < (long)m->info.max_entries; i++) {
+		const char *e = m->mem + i * m->vsize;
+		size_t j;
+
+		for (j = 0; j < m->vsize && !e[j]; j++)
+			;
+		if (j == m->vsize)
+			break;
+		memcpy((char *)m->values + i * m->vsize, e, m->vsize);
+	}
+	return i;
+}
+
 /* Read every entry of m in batches; returns the entries read. */
 static long read_map(struct map *m)
 {
@@ -103,11 +128,14 @@ static long read_map(struct map *m)
 	int err;
 
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	if (m->mem)
+		return read_mapped(m);
 	for (;;) {
 		count = batch - total;
 		if (!count)
 			break;
-		err = bpf_map_lookup_batch(m->fd, inp, &out, (char *)m->keys + total * m->info.key_size,
+		err = bpf_map_lookup_batch(m->fd, inp, &out,
+					   (char *)m->keys + total * m->info.key_size,
 					   (char *)m->values + total * m->vsize, &count, &opts);
 		total += count;
 		if (err)
@@ -149,6 +177,17 @@ int main(int argc, char **argv)
 			continue;
 		}
 		m->vsize = ((m->info.value_size + 7) & ~7U) * (percpu(m->info.type) ? ncpus : 1);
+		if (m->info.type == BPF_MAP_TYPE_ARRAY && (m->info.map_flags & BPF_F_MMAPABLE)) {
+			size_t len = m->vsize * m->info.max_entries;
+			void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, m->fd, 0);
+
+			if (p == MAP_FAILED) {
+				fprintf(stderr, "floor: %s: mmap: %s\n", m->info.name,
+					strerror(errno));
+				return 1;
+			}
+			m->mem = p;
+		}
 		m->keys = calloc(m->info.max_entries, m->info.key_size);
 		m->values = calloc(m->info.max_entries, m->vsize);
 		if (!m->keys || !m->values) {

@@ -12,13 +12,139 @@
 #include "state.bpf.h"
 #include "oncpu.bpf.h"
 
+/* The entry of key, or NULL. */
+static __always_inline struct pmbpf_counts *entry_lookup(const struct pmbpf_key *key)
+{
+	struct pmbpf_slot *sl;
+	__u32 *slot;
+
+	if (!counts_shared)
+		return bpf_map_lookup_elem(&counts, key);
+	slot = bpf_map_lookup_elem(&counts_index, key);
+	if (!slot)
+		return NULL;
+	sl = bpf_map_lookup_elem(&counts_slots, slot);
+	if (!sl)
+		return NULL;
+	/* no &sl->c before the check: the verifier forbids arithmetic on a maybe-NULL */
+	barrier_var(sl);
+	return &sl->c;
+}
+
+/*
+ * counts_shared: the entry of key, its counts in e->total (a scratch
+ * record), written to a free slot and indexed; 0, -EEXIST (another CPU
+ * made it first) or an error (no slot left: the map is full).
+ */
+static __noinline long slot_make(struct pmbpf_exit *e, const struct pmbpf_key *key)
+{
+	struct pmbpf_slot *src, *sl;
+	__u32 slot;
+	__u64 n;
+	long err;
+
+	if (!e || !key)
+		return -EINVAL;
+	if (bpf_map_pop_elem(&free_slots, &slot)) {
+		if (next_slot >= max_slots)
+			return -E2BIG;
+		n = __sync_fetch_and_add(&next_slot, 1);
+		if (n >= max_slots)
+			return -E2BIG;
+		slot = n;
+	}
+	/* the slot: the key, then the counts (pmbpf.h) */
+	src = (struct pmbpf_slot *)((char *)e + 8);
+	src->key = *key;
+	src->c.state = 0; /* not read until indexed */
+	err = bpf_map_update_elem(&counts_slots, &slot, src, BPF_ANY);
+	if (!err)
+		err = bpf_map_update_elem(&counts_index, key, &slot, BPF_NOEXIST);
+	if (err) {
+		bpf_map_push_elem(&free_slots, &slot, 0);
+		return err;
+	}
+	sl = bpf_map_lookup_elem(&counts_slots, &slot);
+	if (sl)
+		__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_LIVE);
+	return 0;
+}
+
+/*
+ * The entry of key leaves the map (its process is gone): out of the index
+ * and its slot given back at once, by whoever took the key out (the kernel
+ * at an exit, userspace for a dead process's entry), as a hash's element
+ * is. A fold on another CPU that found the slot just before adds to it as
+ * it would to a hash's element just freed.
+ */
+static __always_inline void entry_delete(const struct pmbpf_key *key)
+{
+	struct pmbpf_slot *sl;
+	__u32 *slot, i;
+
+	if (!counts_shared) {
+		bpf_map_delete_elem(&counts, key);
+		return;
+	}
+	slot = bpf_map_lookup_elem(&counts_index, key);
+	if (!slot)
+		return;
+	i = *slot;
+	if (bpf_map_delete_elem(&counts_index, key))
+		return; /* another took it out */
+	sl = bpf_map_lookup_elem(&counts_slots, &i);
+	if (!sl)
+		return;
+	__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_FREED);
+	bpf_map_push_elem(&free_slots, &i, 0);
+}
+
+/*
+ * counts_shared: the entry of (tgid, tid, cgid) in the slot a thread keeps
+ * (slot1: the slot + 1, 0: none) when that slot is live and holds that key,
+ * else NULL. A fold finds its thread's entry without a hash lookup: a slot
+ * freed since is not live, or holds another key once made again (the same
+ * key would be a process that exited, with all its threads).
+ */
+static __always_inline struct pmbpf_counts *slot_kept(__u32 slot1, __u32 tgid, __u32 tid,
+						      __u64 cgid)
+{
+	struct pmbpf_slot *sl;
+	__u32 i = slot1 - 1;
+
+	if (!slot1)
+		return NULL;
+	sl = bpf_map_lookup_elem(&counts_slots, &i);
+	if (!sl || sl->c.state != PMBPF_SLOT_LIVE || sl->key.tgid != tgid ||
+	    sl->key.tid != (per_thread ? tid : 0) || sl->key.cgroup_id != cgid)
+		return NULL;
+	barrier_var(sl);
+	return &sl->c;
+}
+
+/* counts_shared: the slot + 1 of the entry of (tgid, tid, cgid), 0: none. */
+static __always_inline __u32 slot_find(__u32 tgid, __u32 tid, __u64 cgid)
+{
+	struct pmbpf_key key = {};
+	__u32 *slot;
+
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.cgroup_id = cgid;
+	slot = bpf_map_lookup_elem(&counts_index, &key);
+	return slot ? *slot + 1 : 0;
+}
+
 /*
  * Look up, or create, the entry of task's process (--threads: of its
  * thread tid) in its cgroup. With --threads and not btf, task is current.
+ * slots: the program may make a shared entry (slot_make()'s fetch-and-add
+ * and compare-and-swap: 5.12+; the programs that load on 5.10, whose
+ * verifier refuses them even where never run, are built without).
  */
 static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u64 cgid,
 						      struct task_struct *task, __u32 scratch_idx,
-						      const bool btf)
+						      const bool btf, const bool slots)
 {
 	struct pmbpf_key key = {};
 	struct pmbpf_counts *c;
@@ -31,7 +157,7 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	key.tgid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.cgroup_id = cgid;
-	c = bpf_map_lookup_elem(&counts, &key);
+	c = entry_lookup(&key);
 	if (c) {
 		if (per_thread)
 			thread_comm_refresh(c, task, btf);
@@ -47,9 +173,15 @@ static __always_inline struct pmbpf_counts *entry_get(__u32 tgid, __u32 tid, __u
 	tmp->total.comm_ns = bpf_ktime_get_ns();
 	/* --threads: the thread's own name */
 	BPF_CORE_READ_STR_INTO(&tmp->total.comm, per_thread ? task : leader, comm);
-	err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
+	if (counts_shared) {
+		if (!slots)
+			return NULL; /* not made in this program (never: see above) */
+		err = slot_make(tmp, &key);
+	} else {
+		err = bpf_map_update_elem(&counts, &key, &tmp->total, BPF_NOEXIST);
+	}
 	if (!err || err == -EEXIST)
-		return bpf_map_lookup_elem(&counts, &key);
+		return entry_lookup(&key);
 
 	/*
 	 * Map full: fold into the overflow entry of the cgroup (else the
@@ -170,7 +302,7 @@ static __always_inline struct pmbpf_counts *span_owner(struct cpu_state *st)
 	key.tgid = st->span_tgid;
 	key.tid = per_thread ? st->span_pid : 0;
 	key.cgroup_id = st->span_cgid;
-	return bpf_map_lookup_elem(&counts, &key);
+	return entry_lookup(&key);
 }
 
 /*

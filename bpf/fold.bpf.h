@@ -63,9 +63,17 @@ static __always_inline void thread_fold_body(struct task_state *ps, __u32 tgid,
 	if (!ps->has_counts)
 		return;
 	/* task: prev at a switch, or the iterator's: trusted pointers */
-	c = entry_get(tgid, task->pid, ps->counts_cgid, task, scratch_idx, true);
-	if (!c)
-		return; /* kept for the next fold */
+	c = counts_shared ? slot_kept(ps->slot1, tgid, task->pid, ps->counts_cgid) : NULL;
+	if (c) {
+		if (per_thread)
+			thread_comm_refresh(c, task, true);
+	} else {
+		c = entry_get(tgid, task->pid, ps->counts_cgid, task, scratch_idx, true, true);
+		if (!c)
+			return; /* kept for the next fold */
+		if (counts_shared)
+			ps->slot1 = slot_find(tgid, task->pid, ps->counts_cgid);
+	}
 	/* inline: one call fewer in 6.1's 512-byte chain */
 	counts_add(c, thread_counts_of(ps), true);
 	__builtin_memset(&ps->counts, 0, sizeof(ps->counts));
@@ -124,7 +132,7 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 	key.tgid = tgid;
 	key.tid = per_thread ? tid : 0;
 	key.cgroup_id = cgid;
-	c = bpf_map_lookup_elem(&counts, &key);
+	c = entry_lookup(&key);
 	if (!c)
 		return; /* folded into the overflow entry, or filtered out */
 	if (!sum && !counts_shared) {
@@ -151,7 +159,7 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 	e->total.flags = end;
 
 	if (bpf_ringbuf_output(&exits, e, sizeof(*e), 0)) {
-		c = bpf_map_lookup_elem(&counts, &key);
+		c = entry_lookup(&key);
 		/*
 		 * Leave the entry for userspace to find and report as dead: the
 		 * record is dropped, the exit is not lost. Lost only when the
@@ -166,7 +174,7 @@ static __always_inline void process_exit(__u32 tgid, __u32 tid, __u64 cgid, bool
 		return;
 	}
 	stat_inc(PMBPF_STAT_EXITS);
-	bpf_map_delete_elem(&counts, &key);
+	entry_delete(&key);
 }
 
 /*
@@ -226,8 +234,9 @@ __noinline int credit_current_entry(const struct pmbpf_counts *src, __u64 cgid)
 	struct task_struct *task = bpf_get_current_task_btf();
 
 	if (src)
-		credit_shared(entry_get(task->tgid, task->pid, cgid, task, SCRATCH_SWITCH, true),
-			      src);
+		credit_shared(
+			entry_get(task->tgid, task->pid, cgid, task, SCRATCH_SWITCH, true, true),
+			src);
 	return 0;
 }
 

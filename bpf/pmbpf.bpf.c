@@ -424,7 +424,7 @@ static __always_inline int on_exec(void)
 	key.tgid = id >> 32;
 	key.tid = per_thread ? (__u32)id : 0;
 	key.cgroup_id = bpf_get_current_cgroup_id();
-	c = bpf_map_lookup_elem(&counts, &key);
+	c = entry_lookup(&key);
 	if (!c)
 		return 0;
 	bpf_get_current_comm(c->comm, sizeof(c->comm));
@@ -446,9 +446,10 @@ int BPF_PROG(exec_raw)
 
 /*
  * Credit the current task up to now, without counting a switch. moved: the
- * task has just moved itself to another cgroup.
+ * task has just moved itself to another cgroup. slots: the program may make
+ * a shared entry (entry_get()).
  */
-static __always_inline int credit_current(bool moved)
+static __always_inline int credit_current(bool moved, const bool slots)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct pmbpf_counts *c = NULL, *rest = NULL;
@@ -485,7 +486,7 @@ static __always_inline int credit_current(bool moved)
 		if (counts_shared)
 			c = tgid ? credit_scratch(SCRATCH_CREDIT) : idle_get();
 		else
-			c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false);
+			c = entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false, slots);
 		if (runtime)
 			rest = span_rest(st);
 	}
@@ -500,7 +501,7 @@ static __always_inline int credit_current(bool moved)
 	attribute(st, c, rest, per_thread ? pid : tgid, bpf_get_smp_processor_id(), now, runtime,
 		  now, oncpu_ran(st, pid, sum));
 	if (counts_shared && tgid && c)
-		credit_shared(entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false), c);
+		credit_shared(entry_get(tgid, pid, cgid, task, SCRATCH_SWITCH, false, slots), c);
 	if (counts_shared)
 		credit_owner(st, rest);
 	st->span_cgid = bpf_get_current_cgroup_id();
@@ -516,8 +517,7 @@ static __always_inline int credit_current(bool moved)
  * before a read: credits the task running there up to now, so that a task
  * that never switches out is not shown as zero and then a spike.
  */
-SEC("raw_tp")
-int flush(void *ctx)
+static __always_inline int flush_cpu(const bool slots)
 {
 	struct cpu_state *st;
 	__u32 zero = 0;
@@ -525,13 +525,27 @@ int flush(void *ctx)
 	stat_inc(PMBPF_STAT_FLUSHES);
 	if (delay_on)
 		delay_drain();
-	credit_current(false);
+	credit_current(false, slots);
 	st = bpf_map_lookup_elem(&cpu_states, &zero);
 	if (st && st->gap_ns) {
 		stat_add(PMBPF_STAT_ONCPU_GAP_NS, st->gap_ns);
 		st->gap_ns = 0;
 	}
 	return 0;
+}
+
+/* flush_cpu() of the per-CPU map: loads on every kernel */
+SEC("raw_tp")
+int flush(void *ctx)
+{
+	return flush_cpu(false);
+}
+
+/* flush_cpu() of the shared map (5.19+), which may make an entry */
+SEC("raw_tp")
+int flush_shared(void *ctx)
+{
+	return flush_cpu(true);
 }
 
 /* What rebase read from the new counters; userspace's system-wide baseline. */
@@ -582,23 +596,23 @@ int rebase(void *ctx)
  * what it ran so far belongs to the old cgroup. Moves of tasks running
  * elsewhere are split at their next switch or flush.
  */
-static __always_inline int on_cgroup_attach(__u32 moved_tgid)
+static __always_inline int on_cgroup_attach(__u32 moved_tgid, const bool slots)
 {
 	if (moved_tgid != bpf_get_current_pid_tgid() >> 32)
 		return 0;
-	return credit_current(true);
+	return credit_current(true, slots);
 }
 
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(attach_btf, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	return on_cgroup_attach(BPF_CORE_READ(task, tgid));
+	return on_cgroup_attach(BPF_CORE_READ(task, tgid), true);
 }
 
 SEC("raw_tp/cgroup_attach_task")
 int BPF_PROG(attach_raw, struct cgroup *dst, const char *path, struct task_struct *task,
 	     bool threadgroup)
 {
-	return on_cgroup_attach(BPF_CORE_READ(task, tgid));
+	return on_cgroup_attach(BPF_CORE_READ(task, tgid), false);
 }

@@ -85,7 +85,7 @@ struct pmbpf_counts {
 	__u64 comm_ns; /* when comm was written (insert or exec) */
 	__u64 folded; /* overflow entry only: processes folded into it */
 	__u32 flags;
-	__u32 pad;
+	__u32 state; /* counts_slots: the slot's, PMBPF_SLOT_* (added to only); else 0 */
 	char comm[PMBPF_COMM_LEN]; /* the group leader's; --threads: the thread's */
 	__u32 runq_hist[PMBPF_RUNQ_SLOTS];
 	struct pmbpf_reading ev[PMBPF_MAX_EVENTS];
@@ -97,6 +97,31 @@ struct pmbpf_exit {
 	__u64 exit_ns;
 	struct pmbpf_counts total;
 };
+
+/*
+ * The shared counts map's entries (counts_slots, an array that userspace
+ * maps into its memory and reads without a system call): the key, then
+ * the counts, whose state says whether the slot is read. counts_index maps
+ * a key to its slot. A slot is written from a struct pmbpf_exit 8 bytes in
+ * (the key over the end of its key and exit_ns, then its counts).
+ */
+struct pmbpf_slot {
+	struct pmbpf_key key;
+	struct pmbpf_counts c;
+};
+
+_Static_assert(__builtin_offsetof(struct pmbpf_slot, c) + 8 ==
+		       __builtin_offsetof(struct pmbpf_exit, total),
+	       "a slot is written from a struct pmbpf_exit, 8 bytes in");
+
+/*
+ * A slot's state: 0 unused (or being made), LIVE once indexed, LIVE +
+ * FREED or FREED (at least FREED) once out of the index, whichever came
+ * first: both are added (an exit on another CPU can free an entry as it is
+ * made), with no compare-and-swap. Making it again writes 0 first.
+ */
+#define PMBPF_SLOT_LIVE	 1
+#define PMBPF_SLOT_FREED 2
 
 /* Per-CPU self statistics (indices into the stats array). */
 enum pmbpf_stat {

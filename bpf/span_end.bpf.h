@@ -150,7 +150,7 @@ static __always_inline void percpu_span_end_body(struct cpu_state *st, struct ta
 	current_ids(prev, &tgid, &pid, btf);
 	if (span & SPAN_WANT) {
 		runtime = unseen_span_runtime(st, prev, pid, now, btf);
-		c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf);
+		c = entry_get(tgid, pid, cgid, prev, SCRATCH_SWITCH, btf, btf);
 		if (runtime)
 			rest = span_owner(st);
 		ran = oncpu_ran(st, pid, task_sum(prev, btf));

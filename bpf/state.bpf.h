@@ -20,6 +20,8 @@
 #define TASK_RTLOCK_WAIT     0x1000
 #define PF_EXITING	     0x4 /* task_struct::flags: in do_exit() */
 #define EEXIST		     17
+#define E2BIG		     7
+#define EINVAL		     22
 
 const volatile __u32 nr_cpus = 1;
 const volatile __u32 nr_events = 0;
@@ -180,7 +182,7 @@ struct task_state {
 	struct task_ts ts; /* first: ts_get() returns its address */
 	__u64 busy; /* 64-bit: 32-bit atomics need -mcpu=v3 */
 	__u32 has_counts;
-	__u32 pad;
+	__u32 slot1; /* counts_shared: + 1, the slot its last fold went to (slot_kept()); 0: none */
 	__u64 listed_gen; /* ran_drain: the list_gen whose ran list holds this thread */
 	__u64 counts_cgid;
 	/*
@@ -280,6 +282,43 @@ struct {
 	__uint(key_size, sizeof(struct pmbpf_key));
 	__uint(value_size, sizeof(struct pmbpf_counts));
 } counts SEC(".maps");
+
+/*
+ * counts_shared: the entries, in slots of an array that userspace maps
+ * into its memory (a read walks them without a system call: a batch read
+ * of a hash copies each bucket to user memory in a call of its own).
+ * counts_index maps a key to its slot; a new entry takes a slot given back
+ * on free_slots, else the next never used (next_slot). An entry leaves
+ * counts_index at its process's exit (or when userspace deletes a dead
+ * one), and its slot goes back on free_slots at once (entry_delete()).
+ * Userspace sets the sizes (max_procs; 1 in the per-CPU mode) and the
+ * slots' value size.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, struct pmbpf_key);
+	__type(value, __u32);
+} counts_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct pmbpf_slot));
+} counts_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK);
+	__uint(max_entries, 1);
+	__uint(value_size, sizeof(__u32));
+} free_slots SEC(".maps");
+
+/* counts_shared: slots below it have been used; userspace reads up to it. */
+volatile __u64 next_slot;
+/* counts_shared: counts_slots' size (max_procs) */
+const volatile __u32 max_slots = 0;
 
 /*
  * counts_shared: the idle task's counts, per CPU (it has no task storage,

@@ -15,6 +15,7 @@ SW8 = ("cpu-clock,task-clock,page-faults,context-switches,cpu-migrations,minor-f
        "major-faults,alignment-faults")
 READING = 24  # struct pmbpf_reading: value, enabled, running
 BASE = 240  # struct pmbpf_counts before ev[]: the 10 counts, run-queue histogram, name
+SLOT_HEAD = 16  # struct pmbpf_slot before its counts: the key
 
 
 def possible_cpus():
@@ -44,28 +45,38 @@ def doctor_maps():
 
 
 def test_doctor_counts_map_follows_its_value():
-    """doctor's counts map memlock is entries x value (rounded to 8), x possible
-    CPUs for the per-CPU fallback only, plus the hash's own overhead per element
-    (its key, list node and buckets: 96 B per element of the shared map here,
-    at most 128 B allowed; a quarter more per-CPU); the value is the counts before the slots and one
-    reading per counting slot. The shared map has 65,536 entries by default
-    whatever the CPUs."""
+    """The per-CPU counts map's memlock (the fallback) is entries x value
+    (rounded to 8) x possible CPUs, plus at most a quarter for the hash's own
+    overhead. The shared map's entries are slots of an array (counts_slots:
+    entries x (SLOT_HEAD + value), page-rounded) and a hash from key to slot
+    (counts_index: its key, slot number, list node and buckets, 88 B per
+    entry here, at most 128 B allowed), 65,536 entries by default whatever
+    the CPUs; its per-CPU map is left with one entry. The value is the counts
+    before the slots and one reading per counting slot."""
     d, counting = doctor_maps()
-    counts = next(m for m in d["maps"] if m["name"] == "counts")
+    maps = {m["name"]: m for m in d["maps"]}
+    counts = maps["counts"]
     value = d["counts_value_bytes"]
     assert counts["value_size"] == value
     # doctor opens the default hardware events: none counts without a PMU
     assert value == BASE + counting * READING, (value, counting)
     assert d["possible_cpus"] == possible_cpus()
     rounded = (value + 7) // 8 * 8
-    if counts["percpu"]:
+    slots, index = maps["counts_slots"], maps["counts_index"]
+    if slots["max_entries"] == 1:
+        assert counts["percpu"]
         formula = d["max_procs"] * rounded * d["possible_cpus"]
         assert formula <= counts["bytes"] <= formula * 1.25, (counts, formula)
+        assert index["max_entries"] == 1, index
     else:
         assert d["max_procs"] == 65536, d
-        formula = d["max_procs"] * rounded
-        assert formula <= counts["bytes"] <= d["max_procs"] * (rounded + 128), \
-            (counts, formula)
+        assert counts["max_entries"] == 1 and not counts["percpu"], counts
+        assert slots["max_entries"] == index["max_entries"] == d["max_procs"], (slots, index)
+        assert slots["value_size"] == SLOT_HEAD + value, slots
+        formula = d["max_procs"] * (SLOT_HEAD + rounded)
+        assert formula <= slots["bytes"] <= formula + 4096, (slots, formula)
+        assert index["bytes"] <= d["max_procs"] * 128, index
+        assert maps["free_slots"]["max_entries"] == d["max_procs"], maps["free_slots"]
 
 
 def test_unused_slots_cost_nothing():

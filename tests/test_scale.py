@@ -383,3 +383,39 @@ def test_cgroup_less_overflow_conserves_page_faults(recorder):
     new = re.findall(r"^\(\[overflow\] in cgroup -: processes \((\d+) new\) that found the "
                      r"counts map full", text, re.M)
     assert new and sum(map(int, new)) == nocg_procs, (new, text[-3000:])
+def test_exited_entries_make_room(recorder):
+    """An exited process's entry makes room at once: -m 16 and 300 processes
+    of a cgroup, one at a time (work spawn: each touches PAGES pages and
+    exits, then the next starts), so at most two are alive at any time. With
+    the shared counts map an entry is a slot that goes back on free_slots at
+    the exit (kept until a later read, 300 processes would fill 16 slots in
+    the first interval). Every child has a row of its own with its own page
+    faults (wait4's rusage, exact: the fork's and exit's faults are the
+    child's own), and no credit finds the map full."""
+    n = 300
+    cg = Cgroup("scale", "reuse")
+    try:
+        rec = recorder("-e", "page-faults", "-i", "0.3", "-m", "16", "-b", "all",
+                       "-G", cg.path)
+        rec.wait_intervals(1)
+        proc = subprocess.Popen([WORK, "spawn", str(n), str(PAGES)], stdout=subprocess.PIPE,
+                                text=True, env=dict(os.environ, WORK_CGROUP=cg.path))
+        kids = {}
+        for line in proc.stdout:
+            r = json.loads(line)
+            if "child" in r:
+                kids[r["child"]] = r["minflt"] + r["majflt"]
+        assert proc.wait() == 0
+        rec.wait_intervals(2)
+        recs = rec.stop()
+    finally:
+        cg.remove()
+    assert len(kids) == n
+    rows = rows_by_pid(recs, cg.rel)
+    assert not [r for r in recs if r["type"] == "process" and r["overflow"]]
+    assert system_stats(recs)[-1]["overflow_credits"] == 0, system_stats(recs)[-1]
+    missing = [pid for pid in kids if pid not in rows]
+    assert not missing, (len(missing), missing[:5])
+    wrong = [(pid, sum(x[3] for x in rows[pid]), want) for pid, want in kids.items()
+             if sum(x[3] for x in rows[pid]) != want]
+    assert not wrong, (len(wrong), wrong[:5])

@@ -1330,7 +1330,7 @@ static void check_counts_equal(const struct pmbpf_counts *x, const struct pmbpf_
 	check_record(x->comm_ns == y->comm_ns, __FILE__, __LINE__, "%s: comm_ns", what);
 	check_record(x->folded == y->folded, __FILE__, __LINE__, "%s: folded", what);
 	check_record(x->flags == y->flags, __FILE__, __LINE__, "%s: flags", what);
-	check_record(x->pad == y->pad, __FILE__, __LINE__, "%s: pad", what);
+	check_record(x->state == y->state, __FILE__, __LINE__, "%s: state", what);
 	check_record(!memcmp(x->comm, y->comm, sizeof(x->comm)), __FILE__, __LINE__, "%s: comm",
 		     what);
 	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)

@@ -188,7 +188,7 @@ static void counts_sum_cpus(const struct account *a, const char *vals, int nr_cp
 		if (sum->runq_max_gen != a->gen)
 			sum->runq_max_ns = 0;
 		sum->runq_max_gen = 0;
-		sum->pad = 0;
+		sum->state = 0; /* the slot's */
 		if (!sum->comm[0]) {
 			sum->comm_ns = 0;
 			memset(sum->comm, 0, sizeof(sum->comm));

@@ -20,6 +20,7 @@
 #include "pmbpf.skel.h"
 #include "hot.h"
 #include "delay_read.h"
+#include "slots.h"
 #include "bpfload.h"
 #include "account.h"
 #include "cgroup.h"
@@ -69,10 +70,11 @@ struct session {
 	struct features feat;
 	__u32 max_procs;
 	__u32 opt_max_procs; /* -m, 0: the default */
-	bool shared; /* the counts map is one shared hash (counts_shared) */
+	bool shared; /* the counts map is shared, in slots (counts_shared) */
 	int counts_cpus; /* values per counts map entry: 1 shared, else possible CPUs */
 	__u64 map_bytes; /* kernel memory of the maps (memlock) */
-	struct map_reader counts;
+	struct map_reader counts; /* per-CPU mode */
+	struct slot_reader slots; /* shared: the entries, mapped */
 	struct map_reader overflow; /* per-cgroup overflow entries */
 	__u32 value_size; /* of a counts map value: session__counts_value_size() */
 	size_t stride; /* of a CPU's value in the counts map */
@@ -153,6 +155,8 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	drain = drain && fold;
 	bpf_program__set_autoload(skel->progs.drain, drain);
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
+	bpf_program__set_autoload(skel->progs.flush, !fold);
+	bpf_program__set_autoload(skel->progs.flush_shared, fold);
 	/* on the kernels of the shared map (bpf_map_elem iterators: 5.9) */
 	bpf_program__set_autoload(skel->progs.read_delays, fold && s->delays_on);
 	bpf_program__set_autoload(skel->progs.read_changed, fold && s->delays_on);
@@ -163,10 +167,17 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	s->counts_cpus = fold ? 1 : s->ctr.nr_cpus;
 	s->max_procs =
 		s->opt_max_procs ?: session__default_max_procs(s->counts_cpus, s->ctr.nr_slots);
+	/* shared: one entry, never used, not per CPU (its entries are counts_slots') */
 	bpf_map__set_type(skel->maps.counts, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
 	/* max_procs entries, a power of two by default: as many buckets (entry_get()) */
-	bpf_map__set_max_entries(skel->maps.counts, s->max_procs);
+	bpf_map__set_max_entries(skel->maps.counts, fold ? 1 : s->max_procs);
 	bpf_map__set_value_size(skel->maps.counts, s->value_size);
+	bpf_map__set_max_entries(skel->maps.counts_index, fold ? s->max_procs : 1);
+	bpf_map__set_max_entries(skel->maps.counts_slots, fold ? s->max_procs : 1);
+	bpf_map__set_value_size(skel->maps.counts_slots,
+				offsetof(struct pmbpf_slot, c) + s->value_size);
+	bpf_map__set_max_entries(skel->maps.free_slots, fold ? s->max_procs : 1);
+	skel->rodata->max_slots = fold ? s->max_procs : 0;
 	bpf_map__set_type(skel->maps.overflow, fold ? BPF_MAP_TYPE_HASH : BPF_MAP_TYPE_PERCPU_HASH);
 	/* the cgroups' and the cgroup-less one (fill_maps()) */
 	bpf_map__set_max_entries(skel->maps.overflow,
@@ -293,6 +304,12 @@ static int fill_maps(struct session *s, const struct session_opts *o)
 	return 0;
 }
 
+/* The flush program loaded: the shared map's (which makes entries) or the per-CPU one's. */
+static struct bpf_program *flush_prog(const struct session *s)
+{
+	return s->shared ? s->skel->progs.flush_shared : s->skel->progs.flush;
+}
+
 static int attach(struct session *s)
 {
 	struct bpf_program *iter;
@@ -302,7 +319,7 @@ static int attach(struct session *s)
 		return err;
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
-	s->progs[s->nr_progs++] = s->skel->progs.flush;
+	s->progs[s->nr_progs++] = flush_prog(s);
 	if (s->delays.all.link) {
 		s->progs[s->nr_progs++] = s->skel->progs.read_delays;
 		s->progs[s->nr_progs++] = s->skel->progs.read_changed;
@@ -341,7 +358,7 @@ static int fold_threads(struct session *s)
 
 static int flush_cpus(struct session *s)
 {
-	int fd = bpf_program__fd(s->skel->progs.flush), cpu, err;
+	int fd = bpf_program__fd(flush_prog(s)), cpu, err;
 
 	err = cpus__online(s->flush_online, s->ctr.nr_cpus);
 	if (err) {
@@ -471,8 +488,14 @@ int session__open(struct session **sp, const struct session_opts *o)
 	if (err)
 		goto fail;
 
-	err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts)) ?:
-		      map_reader__init(&s->overflow, bpf_map__fd(s->skel->maps.overflow));
+	if (s->shared)
+		err = slot_reader__init(&s->slots, bpf_map__fd(s->skel->maps.counts_slots),
+					bpf_map__fd(s->skel->maps.counts_index),
+					bpf_map__fd(s->skel->maps.free_slots), s->max_procs,
+					bpf_map__value_size(s->skel->maps.counts_slots));
+	else
+		err = map_reader__init(&s->counts, bpf_map__fd(s->skel->maps.counts));
+	err = err ?: map_reader__init(&s->overflow, bpf_map__fd(s->skel->maps.overflow));
 	if (err)
 		goto fail;
 	if (s->delays_on) {
@@ -533,8 +556,12 @@ static void delete_entries(struct session *s)
 	size_t i, n;
 
 	keys = account__deletions(s->acct, &n);
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &keys[i]);
+	for (i = 0; i < n; i++) {
+		if (s->shared)
+			slot_reader__delete(&s->slots, &keys[i]);
+		else
+			bpf_map_delete_elem(fd, &keys[i]);
+	}
 	account__deletions_clear(s->acct);
 }
 
@@ -567,6 +594,18 @@ static int walk_entry(void *ctx, const void *key, const void *vals, size_t strid
 				  (const struct pmbpf_key *)((const char *)key +
 							     PREFETCH_AHEAD * r->key_size));
 
+	w->err = on_entry(w->s, key, vals);
+	return w->err;
+}
+
+/* An entry of the shared map, in its slot. */
+static int slot_entry(void *ctx, const struct pmbpf_key *key, const void *vals, __u32 slot)
+{
+	struct map_walk *w = ctx;
+	const struct pmbpf_key *ahead = slot_reader__key(&w->s->slots, slot + PREFETCH_AHEAD);
+
+	if (ahead)
+		account__prefetch(w->s->acct, ahead);
 	w->err = on_entry(w->s, key, vals);
 	return w->err;
 }
@@ -612,7 +651,12 @@ static int overflow_entry(void *ctx, const void *key, const void *vals, size_t s
 static int read_map(struct session *s)
 {
 	struct map_walk w = { .s = s };
-	int err = map_reader__for_each(&s->counts, walk_entry, &w);
+	int err;
+
+	if (s->shared)
+		err = slot_reader__walk(&s->slots, s->skel->bss->next_slot, slot_entry, &w);
+	else
+		err = map_reader__for_each(&s->counts, walk_entry, &w);
 
 	if (!err)
 		err = map_reader__for_each(&s->overflow, overflow_entry, &w);
@@ -830,6 +874,7 @@ void session__close(struct session *s)
 	counters__close(&s->ctr);
 	free(s->flush_online);
 	map_reader__free(&s->counts);
+	slot_reader__free(&s->slots);
 	map_reader__free(&s->overflow);
 	delay_reader__free(&s->delays);
 	free(s);

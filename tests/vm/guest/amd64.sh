@@ -167,6 +167,12 @@ check_pmbpf_memory() {
 	value=$(echo "$j" | sed -n 's/.*"counts_value_bytes":\([0-9]*\).*/\1/p')
 	value=$(( (${value:-0} + 7) / 8 * 8 ))
 	formula=$(( procs * value * possible ))
+	# the shared map: its entries in counts_slots (16 B + the value each), not x CPUs
+	slots=$(echo "$j" | sed -n 's/^"name":"counts_slots","bytes":\([0-9]*\),"max_entries":\([0-9]*\).*/\1 \2/p')
+	if [ -n "$slots" ] && [ "${slots#* }" != 1 ]; then
+		counts=${slots% *}
+		formula=$(( procs * (16 + value) ))
+	fi
 	info pmbpf-memory "possible_cpus=$possible online=$(cat /sys/devices/system/cpu/online) max_procs=$procs counts_bytes=$counts formula_bytes=$formula total_bytes=$total"
 	if [ -n "$counts" ] && [ "$counts" -ge "$formula" ] && [ "$counts" -le $((formula + formula / 4)) ] &&
 		[ "$total" -le $((160 * 1048576)) ]; then
@@ -347,8 +353,26 @@ maps_judge() {
 	f=$(cmdline_arg formula)
 	base=${f%,*} each=${f#*,}
 	c=$(grep '^map .* name=counts ' maplines)
+	cs=$(grep '^map .* name=counts_slots ' maplines)
+	ci=$(grep '^map .* name=counts_index ' maplines)
 	if [ -z "$base" ] || [ -z "$each" ] || [ "$f" = none ]; then
 		fail memory-formula "run.sh found no counts formula in docs/kernels.md (pmbpf_vm.formula=$f)"
+	elif [ -n "$cs" ] && [ -n "$ci" ] && [ "$(field "$cs" entries)" != 1 ]; then
+		# the shared map: slots of 16 B (the key) + the value, and an
+		# index hash from key to slot (docs/kernels.md)
+		entries=$(field "$cs" entries)
+		value=$(field "$cs" value)
+		mem=$(($(field "$cs" memlock) + $(field "$ci" memlock)))
+		formula=$((entries * (16 + base + each * counting)))
+		got="counts_slots + counts_index (shared): entries=$entries/$(field "$ci" entries) (max_procs $capacity) value=$value B (16 + $base + $each x $counting counting) memlock=$mem B, formula $formula B"
+		if [ "$entries" = "$capacity" ] && [ "$(field "$ci" entries)" = "$capacity" ] &&
+			[ "$value" = $((16 + base + each * counting)) ] &&
+			[ "$mem" -ge "$formula" ] && [ "$mem" -le $((formula + 100 * entries)) ]; then
+			pass memory-formula "$got (+$(((mem - formula) / entries)) B per entry)"
+		else
+			fail memory-formula "$got (want entries = max_procs, the value size, memlock within formula + 100 B per entry)"
+			show "$_maps"
+		fi
 	elif [ -n "$c" ]; then
 		entries=$(field "$c" entries)
 		value=$(field "$c" value)
