@@ -272,8 +272,11 @@ static const struct figure figures[] = {
 	  .index = PMBPF_N_RUNQ_COUNT,
 	  .fmt = FMT_COUNT,
 	  .outputs = OUT_JSON | OUT_CSV | OUT_STAT,
-	  .tests =
-		  "test_cgroup.py::test_runq_count_equals_wakeups test_cgroup.py::test_runq_count_in_a_cgroup_equals_wakeups test_cgroup.py::test_runq_waits_of_wakeups_the_kernel_hid test_cgroup.py::test_runq_latency_contention_vs_alone test_threads.py::test_threads_credited_their_own_work" },
+	  .tests = "test_cgroup.py::test_runq_count_equals_wakeups "
+		   "test_cgroup.py::test_runq_count_in_a_cgroup_equals_wakeups "
+		   "test_cgroup.py::test_runq_waits_of_wakeups_the_kernel_hid "
+		   "test_cgroup.py::test_runq_latency_contention_vs_alone "
+		   "test_threads.py::test_threads_credited_their_own_work" },
 	{ .name = "runq.total_ns",
 	  .stat = "runq-wait",
 	  .label = "  waiting for a CPU",
