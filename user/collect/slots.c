@@ -14,26 +14,45 @@
 int slot_reader__init(struct slot_reader *r, int slots_fd, int index_fd, int free_fd, __u32 max,
 		      __u32 value_size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
 	memset(r, 0, sizeof(*r));
 	r->elem = ((size_t)value_size + 7) & ~(size_t)7; /* the kernel's array stride */
 	r->max = max;
+	r->fd = slots_fd;
 	r->index_fd = index_fd;
 	r->free_fd = free_fd;
-	r->len = (r->elem * max + page - 1) / page * page;
+	r->page = (size_t)sysconf(_SC_PAGESIZE);
 	r->copy = calloc(1, r->elem > sizeof(*r->copy) ? r->elem : sizeof(*r->copy));
-	if (!r->copy)
-		return -ENOMEM;
+	return r->copy ? 0 : -ENOMEM;
+}
+
+/*
+ * The first n slots mapped (at least). The kernel maps every page of a
+ * mapping at once (they count in this process's RSS): so only the slots
+ * used, and more only as more are used, doubling.
+ */
+static int slots_map(struct slot_reader *r, __u32 n)
+{
+	size_t full = (r->elem * r->max + r->page - 1) / r->page * r->page;
+	size_t want = (r->elem * n + r->page - 1) / r->page * r->page, len;
+	void *mem;
+
+	if (want <= r->len)
+		return 0;
+	len = r->len ? 2 * r->len : 64 * r->page;
+	len = len < want ? want : len > full ? full : len;
 	/* writable: userspace's deletions mark the slot */
-	r->mem = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, slots_fd, 0);
-	if (r->mem == MAP_FAILED) {
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (mem == MAP_FAILED) {
 		int err = -errno;
 
-		r->mem = NULL;
 		pr_err("cannot map the counts map's slots: %s\n", strerror(-err));
 		return err;
 	}
+	if (r->mem)
+		munmap(r->mem, r->len);
+	r->mem = mem;
+	r->len = len;
+	r->nr_mapped = len / r->elem < r->max ? (__u32)(len / r->elem) : r->max;
 	return 0;
 }
 
@@ -50,8 +69,10 @@ static bool slot_live(const struct pmbpf_slot *sl)
 int slot_reader__walk(struct slot_reader *r, __u64 used, slot_fn fn, void *ctx)
 {
 	__u32 i, n = used < r->max ? (__u32)used : r->max;
-	int err;
+	int err = slots_map(r, n);
 
+	if (err)
+		return err;
 	for (i = 0; i < n; i++) {
 		const struct pmbpf_slot *sl = slot_at(r, i);
 
@@ -76,7 +97,7 @@ int slot_reader__walk(struct slot_reader *r, __u64 used, slot_fn fn, void *ctx)
 
 const struct pmbpf_key *slot_reader__key(const struct slot_reader *r, __u32 i)
 {
-	return i < r->max ? &slot_at(r, i)->key : NULL;
+	return i < r->nr_mapped ? &slot_at(r, i)->key : NULL;
 }
 
 void slot_reader__delete(struct slot_reader *r, const struct pmbpf_key *key)
@@ -85,6 +106,8 @@ void slot_reader__delete(struct slot_reader *r, const struct pmbpf_key *key)
 
 	if (bpf_map_lookup_elem(r->index_fd, key, &slot) || slot >= r->max)
 		return; /* gone already */
+	if (slots_map(r, slot + 1))
+		return;
 	if (bpf_map_delete_elem(r->index_fd, key))
 		return; /* the kernel took it out first, and gave the slot back */
 	__atomic_fetch_add(&slot_at(r, slot)->c.state, PMBPF_SLOT_FREED, __ATOMIC_RELEASE);
