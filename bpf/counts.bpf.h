@@ -32,6 +32,31 @@ static __always_inline struct pmbpf_counts *entry_lookup(const struct pmbpf_key 
 }
 
 /*
+ * Slot sl, just indexed for key, made LIVE: unless it was freed meanwhile,
+ * or freed and made again for another key (this program can be preempted:
+ * the iterators run in process context). A compare-and-swap on the 64-bit
+ * word of flags and state (little-endian: state is its upper half); in the
+ * programs that make slots only (5.12+).
+ */
+static __always_inline void slot_live(struct pmbpf_slot *sl, const struct pmbpf_key *key)
+{
+	__u64 *word = (__u64 *)&sl->c.flags, old;
+	int i;
+
+	if (sl->key.tgid != key->tgid || sl->key.tid != key->tid ||
+	    sl->key.cgroup_id != key->cgroup_id)
+		return;
+	for (i = 0; i < 4; i++) {
+		old = *word;
+		if (old >> 32)
+			return; /* freed, or made LIVE by its next maker */
+		if (__sync_val_compare_and_swap(word, old, old | (__u64)PMBPF_SLOT_LIVE << 32) ==
+		    old)
+			return;
+	}
+}
+
+/*
  * counts_shared: the entry of key, its counts in e->total (a scratch
  * record), written to a free slot and indexed; 0, -EEXIST (another CPU
  * made it first) or an error (no slot left: the map is full).
@@ -60,13 +85,16 @@ static __noinline long slot_make(struct pmbpf_exit *e, const struct pmbpf_key *k
 	err = bpf_map_update_elem(&counts_slots, &slot, src, BPF_ANY);
 	if (!err)
 		err = bpf_map_update_elem(&counts_index, key, &slot, BPF_NOEXIST);
+	sl = bpf_map_lookup_elem(&counts_slots, &slot);
+	if (!sl)
+		return -EINVAL;
 	if (err) {
+		/* freed (not read) until made again */
+		__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_FREED);
 		bpf_map_push_elem(&free_slots, &slot, 0);
 		return err;
 	}
-	sl = bpf_map_lookup_elem(&counts_slots, &slot);
-	if (sl)
-		__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_LIVE);
+	slot_live(sl, key);
 	return 0;
 }
 
@@ -93,7 +121,13 @@ static __always_inline void entry_delete(const struct pmbpf_key *key)
 	if (bpf_map_delete_elem(&counts_index, key))
 		return; /* another took it out */
 	sl = bpf_map_lookup_elem(&counts_slots, &i);
-	if (!sl)
+	/*
+	 * Taken out by userspace, given back, made again and the key made
+	 * again between the lookup and the delete: the slot is another's now;
+	 * leave it (the key's new slot is lost to the map, not mixed).
+	 */
+	if (!sl || sl->key.tgid != key->tgid || sl->key.tid != key->tid ||
+	    sl->key.cgroup_id != key->cgroup_id)
 		return;
 	__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_FREED);
 	bpf_map_push_elem(&free_slots, &i, 0);

@@ -115,11 +115,20 @@ _Static_assert(__builtin_offsetof(struct pmbpf_slot, c) + 8 ==
 	       "a slot is written from a struct pmbpf_exit, 8 bytes in");
 
 /*
- * A slot's state: 0 unused (or being made), LIVE once indexed, LIVE +
- * FREED or FREED (at least FREED) once out of the index, whichever came
- * first: both are added (an exit on another CPU can free an entry as it is
- * made), with no compare-and-swap. Making it again writes 0 first.
+ * A slot's state: 0 unused (or being made), LIVE once indexed (a
+ * compare-and-swap from 0: slot_live()), at least FREED once out of the
+ * index (added: the programs that load on 5.10 free slots too). Making it
+ * again writes 0 first.
  */
+/* slot_live()'s 64-bit word: flags, then state in its upper half */
+_Static_assert(__builtin_offsetof(struct pmbpf_counts, state) ==
+			       __builtin_offsetof(struct pmbpf_counts, flags) + 4 &&
+		       __builtin_offsetof(struct pmbpf_counts, flags) % 8 == 0,
+	       "flags and state share a 64-bit word");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "slot_live() takes state as the upper half of a little-endian word"
+#endif
+
 #define PMBPF_SLOT_LIVE	 1
 #define PMBPF_SLOT_FREED 2
 

@@ -80,6 +80,7 @@ int slot_reader__walk(struct slot_reader *r, __u64 used, slot_fn fn, void *ctx)
 			continue; /* unused, being made, or freed */
 		/* the kernel adds to it meanwhile: one copy, read once */
 		memcpy(r->copy, sl, r->elem);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the copy before the checks below */
 		/*
 		 * Freed and made again for another process during the copy (an
 		 * exit, then a new entry, within it): a mixed copy, dropped; the
@@ -104,12 +105,11 @@ void slot_reader__delete(struct slot_reader *r, const struct pmbpf_key *key)
 {
 	__u32 slot;
 
-	if (bpf_map_lookup_elem(r->index_fd, key, &slot) || slot >= r->max)
-		return; /* gone already */
+	/* one step: the kernel may take the key out, give its slot back and make both again */
+	if (bpf_map_lookup_and_delete_elem(r->index_fd, key, &slot) || slot >= r->max)
+		return; /* the kernel took it out first, and gave the slot back */
 	if (slots_map(r, slot + 1))
 		return;
-	if (bpf_map_delete_elem(r->index_fd, key))
-		return; /* the kernel took it out first, and gave the slot back */
 	__atomic_fetch_add(&slot_at(r, slot)->c.state, PMBPF_SLOT_FREED, __ATOMIC_RELEASE);
 	if (bpf_map_update_elem(r->free_fd, NULL, &slot, BPF_ANY))
 		pr_err("cannot give back a slot of the counts map: %s\n", strerror(errno));
