@@ -31,6 +31,13 @@ static __always_inline struct pmbpf_counts *entry_lookup(const struct pmbpf_key 
 	return &sl->c;
 }
 
+/* Slot sl holds key (it may have been made again for another since it was found). */
+static __always_inline bool slot_holds(const struct pmbpf_slot *sl, const struct pmbpf_key *key)
+{
+	return sl->key.tgid == key->tgid && sl->key.tid == key->tid &&
+	       sl->key.cgroup_id == key->cgroup_id;
+}
+
 /*
  * Slot sl, just indexed for key, made LIVE: unless it was freed meanwhile,
  * or freed and made again for another key (this program can be preempted:
@@ -43,8 +50,7 @@ static __always_inline void slot_live(struct pmbpf_slot *sl, const struct pmbpf_
 	__u64 *word = (__u64 *)&sl->c.flags, old;
 	int i;
 
-	if (sl->key.tgid != key->tgid || sl->key.tid != key->tid ||
-	    sl->key.cgroup_id != key->cgroup_id)
+	if (!slot_holds(sl, key))
 		return;
 	for (i = 0; i < 4; i++) {
 		old = *word;
@@ -126,8 +132,7 @@ static __always_inline void entry_delete(const struct pmbpf_key *key)
 	 * again between the lookup and the delete: the slot is another's now;
 	 * leave it (the key's new slot is lost to the map, not mixed).
 	 */
-	if (!sl || sl->key.tgid != key->tgid || sl->key.tid != key->tid ||
-	    sl->key.cgroup_id != key->cgroup_id)
+	if (!sl || !slot_holds(sl, key))
 		return;
 	__sync_fetch_and_add(&sl->c.state, PMBPF_SLOT_FREED);
 	bpf_map_push_elem(&free_slots, &i, 0);
@@ -143,14 +148,17 @@ static __always_inline void entry_delete(const struct pmbpf_key *key)
 static __always_inline struct pmbpf_counts *slot_kept(__u32 slot1, __u32 tgid, __u32 tid,
 						      __u64 cgid)
 {
+	struct pmbpf_key key = {};
 	struct pmbpf_slot *sl;
 	__u32 i = slot1 - 1;
 
 	if (!slot1)
 		return NULL;
+	key.tgid = tgid;
+	key.tid = per_thread ? tid : 0;
+	key.cgroup_id = cgid;
 	sl = bpf_map_lookup_elem(&counts_slots, &i);
-	if (!sl || sl->c.state != PMBPF_SLOT_LIVE || sl->key.tgid != tgid ||
-	    sl->key.tid != (per_thread ? tid : 0) || sl->key.cgroup_id != cgid)
+	if (!sl || sl->c.state != PMBPF_SLOT_LIVE || !slot_holds(sl, &key))
 		return NULL;
 	barrier_var(sl);
 	return &sl->c;
