@@ -61,7 +61,7 @@ static struct pmbpf_slot *slot_at(const struct slot_reader *r, __u32 i)
 	return (struct pmbpf_slot *)((char *)r->mem + (size_t)i * r->elem);
 }
 
-static bool slot_live(const struct pmbpf_slot *sl)
+static bool slot_is_live(const struct pmbpf_slot *sl)
 {
 	return __atomic_load_n(&sl->c.state, __ATOMIC_ACQUIRE) == PMBPF_SLOT_LIVE;
 }
@@ -76,7 +76,7 @@ int slot_reader__walk(struct slot_reader *r, __u64 used, slot_fn fn, void *ctx)
 	for (i = 0; i < n; i++) {
 		const struct pmbpf_slot *sl = slot_at(r, i);
 
-		if (!slot_live(sl))
+		if (!slot_is_live(sl))
 			continue; /* unused, being made, or freed */
 		/* the kernel adds to it meanwhile: one copy, read once */
 		memcpy(r->copy, sl, r->elem);
@@ -86,7 +86,7 @@ int slot_reader__walk(struct slot_reader *r, __u64 used, slot_fn fn, void *ctx)
 		 * exit, then a new entry, within it): a mixed copy, dropped; the
 		 * new entry is read at the next walk.
 		 */
-		if (!slot_live(sl) || memcmp(&r->copy->key, &sl->key, sizeof(sl->key)) ||
+		if (!slot_is_live(sl) || memcmp(&r->copy->key, &sl->key, sizeof(sl->key)) ||
 		    r->copy->c.start_ns != __atomic_load_n(&sl->c.start_ns, __ATOMIC_RELAXED))
 			continue;
 		err = fn(ctx, &r->copy->key, &r->copy->c, i);
