@@ -50,6 +50,16 @@ static struct proc *snode_proc(struct hnode *n)
 
 static void proc_free(struct ranking *r, struct proc *p)
 {
+	size_t i;
+
+	/* no pointer to it is left in row_proc (the next update's hints) */
+	if (p->rows_dup) {
+		for (i = 0; i < r->nr_rows; i++)
+			if (r->row_proc[i] == p)
+				r->row_proc[i] = NULL;
+	} else if (p->row < r->nr_rows && r->row_proc[p->row] == p) {
+		r->row_proc[p->row] = NULL;
+	}
 	htab_del(&r->procs, &p->node);
 	htab_del(&r->series, &p->snode);
 	if (p->exported)
@@ -72,6 +82,7 @@ void ranking__free(struct ranking *r)
 	htab_free(&r->series);
 	free(r->rank);
 	free(r->row_proc);
+	free(r->prev_proc);
 	free(r->cand);
 }
 
@@ -81,22 +92,26 @@ static __u64 row_hash(const struct proc_row *row)
 }
 
 /*
- * The process or thread of row. A thread that exited before this update
- * is not the row's: its TID was reused in the same process (which a PID
- * reused is not: a new process has a new start time).
+ * p is the process or thread of row. A thread that exited before this
+ * update is not the row's: its TID was reused in the same process (which a
+ * PID reused is not: a new process has a new start time). At most one proc
+ * is a row's: proc_get() adds one only when none is, and one that stops
+ * being a row's (an exited thread, at the next update) never is again.
  */
+static bool proc_is(const struct proc *p, const struct proc_row *row, __u64 now)
+{
+	return p->pid == row->pid && p->tid == row->tid && p->cgroup_id == row->cgroup_id &&
+	       p->start_ns == row->start_ns && !(p->tid && p->exited && p->last_seen != now);
+}
+
+/* The process or thread of row (proc_is()), by its hash h. */
 static struct proc *proc_find(struct ranking *r, const struct proc_row *row, __u64 h, __u64 now)
 {
 	struct hnode *n;
-	struct proc *p;
 
-	for (n = htab_chain(&r->procs, h); n; n = n->next) {
-		p = (struct proc *)n;
-		if (n->hash == h && p->pid == row->pid && p->tid == row->tid &&
-		    p->cgroup_id == row->cgroup_id && p->start_ns == row->start_ns &&
-		    !(p->tid && p->exited && p->last_seen != now))
-			return p;
-	}
+	for (n = htab_chain(&r->procs, h); n; n = n->next)
+		if (n->hash == h && proc_is((struct proc *)n, row, now))
+			return (struct proc *)n;
 	return NULL;
 }
 
@@ -367,11 +382,15 @@ void ranking__expire(struct ranking *r, __u64 now)
 /* Below this, the stored scores are brought back to scale 1 (a walk of all). */
 #define SCALE_MIN 1e-200
 
+/* How far ahead of its row a proc of the last update is prefetched. */
+#define ROWS_AHEAD 8
+
 int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, double dt, __u64 now)
 {
 	double decay = exp(-dt / SCORE_TAU_S);
+	struct proc **prev;
+	size_t i, j = 0, nr_prev;
 	struct hnode *n;
-	size_t i;
 
 	r->scale *= decay;
 	if (r->scale < SCALE_MIN) {
@@ -380,19 +399,42 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 				((struct proc *)n)->score *= r->scale;
 		r->scale = 1;
 	}
+	/* the last update's procs by row become the hints (prev_proc) */
+	prev = r->row_proc;
+	r->row_proc = r->prev_proc;
+	r->prev_proc = prev;
+	i = r->cap_row_proc;
+	r->cap_row_proc = r->cap_prev_proc;
+	r->cap_prev_proc = i;
+	nr_prev = prev ? r->nr_rows : 0;
 	r->rows = NULL;
+	r->nr_rows = 0;
+	r->rows_gen++;
 	if (procs_reserve(&r->row_proc, &r->cap_row_proc, nr))
 		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
 		const struct proc_row *row = &rows[i];
-		struct proc *p;
+		struct proc *p = NULL;
 
 		r->row_proc[i] = NULL;
 		if (row->overflow || row->pid == 0)
 			continue;
-		p = proc_get(r, row, now);
-		if (!p)
+		/*
+		 * The rows come in the last update's order, but for processes
+		 * that came or went: try the proc after the last one found
+		 * first, the hash otherwise.
+		 */
+		if (j + ROWS_AHEAD < nr_prev)
+			__builtin_prefetch(prev[j + ROWS_AHEAD]);
+		if (j < nr_prev && prev[j] && proc_is(prev[j], row, now))
+			p = prev[j];
+		else if (!(p = proc_get(r, row, now)))
 			return -ENOMEM;
+		if (p->rows_gen != r->rows_gen && p->row < nr_prev && prev[p->row] == p)
+			j = p->row + 1;
+		p->rows_dup = p->rows_gen == r->rows_gen;
+		p->rows_gen = r->rows_gen;
+		p->row = i;
 		r->row_proc[i] = p;
 		p->score += (1 - decay) * (row->f.n[PMBPF_N_ONCPU_NS] / 1e9) / dt / r->scale;
 		if (row->comm[0])

@@ -84,6 +84,9 @@ struct proc {
 	/* average CPU seconds per second, over about SCORE_TAU_S (score_of(): divided by ranking.scale) */
 	double score;
 	double rank; /* score, with the bonus of a process in the top K */
+	size_t row; /* its (last) index in ranking.row_proc in update rows_gen */
+	__u64 rows_gen;
+	bool rows_dup; /* more than one row of that update was its */
 	__u64 last_seen;
 	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
 	__u64 top_gen; /* the last update that ranked it in the top K */
@@ -124,10 +127,16 @@ struct ranking {
 	 * every proc to decay it.
 	 */
 	double scale;
-	/* The last ranking__rows(): each row's proc (NULL: none), for acc_rows. */
+	/*
+	 * The last ranking__rows(): each row's proc (NULL: none), for acc_rows;
+	 * a proc freed since is NULL there. The one before (prev_proc): where
+	 * ranking__rows() looks first, as the rows come in the same order from
+	 * one interval to the next.
+	 */
 	const struct proc_row *rows;
-	struct proc **row_proc;
-	size_t nr_rows, cap_row_proc;
+	struct proc **row_proc, **prev_proc;
+	size_t nr_rows, cap_row_proc, cap_prev_proc;
+	__u64 rows_gen; /* ranking__rows() so far */
 	/* ranking__select()'s procs that ranking__expire() may forget, of update cand_gen */
 	struct proc **cand;
 	size_t nr_cand, cap_cand;
