@@ -198,9 +198,74 @@ static void test_many(void)
 	CHECK(!t.slots && !t.cap && !t.used && !t.deleted);
 }
 
+/*
+ * proctable__get_seq() is proctable__get() whatever the order: the same
+ * order as the last sequence, keys gone and new ones among them, another
+ * order, and a table that grows mid-sequence (its guesses then wrong).
+ */
+static void test_seq(void)
+{
+	struct proctable t = {};
+	struct pmbpf_key k;
+	struct proc_entry *e;
+	unsigned int i, round, n = 3000;
+
+	failures = 0;
+	for (round = 0; round < 6; round++) {
+		proctable__seq_begin(&t);
+		for (i = 1; i <= n; i++) {
+			/* round 2: every 7th key gone, a new one instead; round 4: reversed */
+			unsigned int j = round == 4 ? n + 1 - i : i;
+			bool fresh = round == 0 || (round == 2 && j % 7 == 0);
+
+			if (round >= 2 && j % 7 == 0)
+				j += 100000;
+			k = key_of(j);
+			e = proctable__get_seq(&t, &k);
+			fail_once(e && key_same(&e->key, &k), "get_seq returns its key's entry", j);
+			if (!e)
+				continue;
+			if (fresh)
+				fail_once(e->cum.n[0] == 0, "a new entry has zero counts", j);
+			else
+				fail_once(e->cum.n[0] == round, "the entry of the previous round", j);
+			e->cum.n[0] = round + 1;
+			fail_once(proctable__find(&t, &k) == e, "find agrees with get_seq", j);
+		}
+		/* round 2's new keys: the ones they replaced are left over, remove them */
+		if (round == 2)
+			for (i = 7; i <= n; i += 7) {
+				k = key_of(i);
+				e = proctable__find(&t, &k);
+				if (e)
+					proctable__remove(&t, e);
+			}
+		/* round 3 ends with a table twice as large: round 4 begins with no valid guess */
+		if (round == 3) {
+			proctable__seq_begin(&t);
+			for (i = 1; i <= n; i++) {
+				k = key_of(n + 200000 + i);
+				proctable__get_seq(&t, &k);
+			}
+			for (i = 1; i <= n; i++) {
+				k = key_of(n + 200000 + i);
+				proctable__remove(&t, proctable__find(&t, &k));
+			}
+		}
+	}
+	CHECK_EQ_INT(failures, 0);
+	CHECK_EQ_U64(t.used, n);
+	/* a guess for each place of the last sequence, none past it */
+	proctable__seq_begin(&t);
+	CHECK(proctable__prefetch_seq(&t, n - 1));
+	CHECK(!proctable__prefetch_seq(&t, n));
+	proctable__free(&t);
+}
+
 int main(void)
 {
 	test_empty();
 	test_many();
+	test_seq();
 	return check_summary();
 }

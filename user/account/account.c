@@ -85,6 +85,7 @@ void account__begin(struct account *a, struct snapshot *snap, __u64 gen)
 {
 	a->cur = snap;
 	a->gen = gen;
+	proctable__seq_begin(&a->table);
 }
 
 const struct pmbpf_key *account__deletions(const struct account *a, size_t *nr)
@@ -424,9 +425,14 @@ static void marked_add(struct account *a, const struct pmbpf_key *key,
 	a->nr_marked++;
 }
 
+/* How far ahead of the entry found last key's is guessed to be (the caller's own distance). */
+#define PREFETCH_SEQ 6
+
 void account__prefetch(const struct account *a, const struct pmbpf_key *key)
 {
-	proctable__prefetch(&a->table, key);
+	/* the last read's order (no hash) if there is one, key's hash slot otherwise */
+	if (!proctable__prefetch_seq(&a->table, PREFETCH_SEQ))
+		proctable__prefetch(&a->table, key);
 }
 
 int account__entry(struct account *a, const struct pmbpf_key *key, const void *vals)
@@ -444,7 +450,7 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 	bool dead;
 
 	counts_sum_cpus(a, vals, nr_cpus, stride, &cur, true);
-	e = proctable__get(&a->table, key);
+	e = proctable__get_seq(&a->table, key);
 	if (!e)
 		return -ENOMEM;
 	if (e->gen && e->cum.start_ns != cur.start_ns) {

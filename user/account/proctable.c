@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "proctable.h"
+#include "util.h"
 
 enum { SLOT_EMPTY, SLOT_USED, SLOT_DELETED };
 
@@ -62,6 +63,7 @@ static int grow(struct proctable *t)
 	t->slots = slots;
 	t->cap = cap;
 	t->deleted = 0;
+	t->nr_prev = 0; /* its slots moved: no guess until the next sequence */
 	return 0;
 }
 
@@ -72,17 +74,19 @@ struct proc_entry *proctable__find(struct proctable *t, const struct pmbpf_key *
 	return probe(t->slots, t->cap, key, false);
 }
 
-void proctable__prefetch(const struct proctable *t, const struct pmbpf_key *key)
+/* Its key and its counts: the slot's every cache line. */
+static void prefetch_slot(const struct proc_entry *slot)
 {
-	const struct proc_entry *slot;
 	size_t off;
 
-	if (!t->cap)
-		return;
-	slot = &t->slots[key_hash(key) & (t->cap - 1)];
-	/* its key and its counts: the slot's every cache line */
 	for (off = 0; off < sizeof(*slot); off += 64)
 		__builtin_prefetch((const char *)slot + off);
+}
+
+void proctable__prefetch(const struct proctable *t, const struct pmbpf_key *key)
+{
+	if (t->cap)
+		prefetch_slot(&t->slots[key_hash(key) & (t->cap - 1)]);
 }
 
 struct proc_entry *proctable__get(struct proctable *t, const struct pmbpf_key *key)
@@ -101,6 +105,58 @@ struct proc_entry *proctable__get(struct proctable *t, const struct pmbpf_key *k
 	e->state = SLOT_USED;
 	t->used++;
 	return e;
+}
+
+void proctable__seq_begin(struct proctable *t)
+{
+	__u32 *p = t->prev;
+	size_t cap = t->cap_prev;
+
+	t->prev = t->seq;
+	t->cap_prev = t->cap_seq;
+	t->nr_prev = t->nr_seq;
+	t->seq = p;
+	t->cap_seq = cap;
+	t->nr_seq = 0;
+	t->cursor = 0;
+}
+
+struct proc_entry *proctable__get_seq(struct proctable *t, const struct pmbpf_key *key)
+{
+	struct proc_entry *e = NULL;
+	__u32 *seq, i;
+
+	if (t->cursor < t->nr_prev) {
+		struct proc_entry *g = &t->slots[t->prev[t->cursor]];
+
+		if (g->state == SLOT_USED && key_eq(&g->key, key))
+			e = g;
+	}
+	if (!e) {
+		e = proctable__get(t, key);
+		if (!e)
+			return NULL;
+	}
+	i = (__u32)(e - t->slots);
+	/* found where the last sequence had it: the guess goes on from there */
+	if (e->seq_pos < t->nr_prev && t->prev[e->seq_pos] == i)
+		t->cursor = e->seq_pos + 1;
+	seq = array__room(t->seq, t->nr_seq, &t->cap_seq, sizeof(*seq));
+	if (seq) {
+		/* (without room, the next sequence guesses from this one's start only) */
+		t->seq = seq;
+		e->seq_pos = (__u32)t->nr_seq;
+		t->seq[t->nr_seq++] = i;
+	}
+	return e;
+}
+
+bool proctable__prefetch_seq(const struct proctable *t, size_t ahead)
+{
+	if (t->cursor + ahead >= t->nr_prev)
+		return false;
+	prefetch_slot(&t->slots[t->prev[t->cursor + ahead]]);
+	return true;
 }
 
 void proctable__remove(struct proctable *t, struct proc_entry *e)
@@ -123,5 +179,7 @@ struct proc_entry *proctable__next(struct proctable *t, struct proc_entry *prev)
 void proctable__free(struct proctable *t)
 {
 	free(t->slots);
+	free(t->seq);
+	free(t->prev);
 	memset(t, 0, sizeof(*t));
 }
