@@ -262,8 +262,46 @@ static void test_seq(void)
 	proctable__free(&t);
 }
 
+/* proctable__next_of(): a process's entries in every cgroup, and no other's. */
+static void test_next_of(void)
+{
+	struct proctable t = {};
+	struct pmbpf_key k;
+	struct proc_entry *e, *next;
+	unsigned int i, n, tgid;
+
+	/* key_of(): tgid i / 4 in 4 cgroups; tgid 0's are the idle task's */
+	for (i = 0; i < 4000; i++) {
+		k = key_of(i);
+		proctable__get(&t, &k);
+	}
+	failures = 0;
+	for (tgid = 1; tgid < 1000; tgid++) {
+		n = 0;
+		for (e = proctable__next_of(&t, tgid, 0, NULL); e;
+		     e = proctable__next_of(&t, tgid, 0, e), n++)
+			fail_once(e->key.tgid == tgid && !e->key.tid, "next_of: its own entries", tgid);
+		fail_once(n == 4, "next_of: all 4 cgroups", tgid);
+	}
+	CHECK_EQ_INT(failures, 0);
+	/* removed while iterated: each entry once, then none */
+	n = 0;
+	for (e = proctable__next_of(&t, 7, 0, NULL); e; e = next, n++) {
+		next = proctable__next_of(&t, 7, 0, e);
+		proctable__remove(&t, e);
+	}
+	CHECK_EQ_INT(n, 4);
+	CHECK(!proctable__next_of(&t, 7, 0, NULL));
+	CHECK(proctable__next_of(&t, 8, 0, NULL));
+	CHECK(!proctable__next_of(&t, 7, 1, NULL));
+	CHECK(!proctable__next_of(&t, 0, 0, NULL));
+	CHECK(!proctable__next_of(&t, PMBPF_OVERFLOW_TGID, 0, NULL));
+	proctable__free(&t);
+}
+
 int main(void)
 {
+	test_next_of();
 	test_empty();
 	test_many();
 	test_seq();

@@ -51,6 +51,7 @@ struct account {
 	 * record, or its id taken by exec), and the read it was seen in:
 	 * retire_gone_threads()
 	 */
+	__u64 seen; /* entries of the table read in this read (gen == the read's) */
 	struct leaderless {
 		__u32 tgid;
 		__u64 gen;
@@ -85,7 +86,25 @@ void account__begin(struct account *a, struct snapshot *snap, __u64 gen)
 {
 	a->cur = snap;
 	a->gen = gen;
+	a->seen = 0;
 	proctable__seq_begin(&a->table);
+}
+
+/* e was read in this read. */
+static void entry_seen(struct account *a, struct proc_entry *e)
+{
+	if (e->gen != a->gen) {
+		e->gen = a->gen;
+		a->seen++;
+	}
+}
+
+/* e is gone from the table. */
+static void entry_remove(struct account *a, struct proc_entry *e)
+{
+	if (e->gen == a->gen)
+		a->seen--;
+	proctable__remove(&a->table, e);
 }
 
 const struct pmbpf_key *account__deletions(const struct account *a, size_t *nr)
@@ -400,7 +419,7 @@ static int retire_gone_threads(struct account *a)
 			if (err)
 				return err;
 			grave_add(a, &e->key, &e->cum, true);
-			proctable__remove(&a->table, e);
+			entry_remove(a, e);
 		}
 	}
 	a->nr_leaderless = j;
@@ -457,6 +476,8 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 		/* PID reused before the old process's exit record was read. */
 		grave_add(a, key, &e->cum, true);
 		memset(&e->cum, 0, sizeof(e->cum));
+		if (e->gen == a->gen)
+			a->seen--;
 		e->gen = 0;
 	}
 	/*
@@ -466,7 +487,7 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 	 * then new (a residue's path).
 	 */
 	if (e->gen && !(cur.flags & PMBPF_F_DEAD) && counts_below(&cur, &e->cum)) {
-		e->gen = a->gen;
+		entry_seen(a, e);
 		return 0;
 	}
 	/* only a new entry can be the residue of a process already gone */
@@ -481,7 +502,7 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 	counts_sub(&d, &cur, prev);
 	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
 	e->cum = cur;
-	e->gen = a->gen;
+	entry_seen(a, e);
 	if (!counts_zero(&d) || dead) {
 		int err = add_row(a, key, &cur, &d, dead);
 
@@ -500,7 +521,7 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 			g->gen = a->gen;
 		else
 			grave_add(a, key, &cur, false);
-		proctable__remove(&a->table, e);
+		entry_remove(a, e);
 	}
 	return 0;
 }
@@ -538,17 +559,19 @@ static int cmp_exited(const void *a, const void *b)
 		return x->tgid < y->tgid ? -1 : 1;
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->cgroup_id < y->cgroup_id ? -1 : x->cgroup_id > y->cgroup_id;
 }
 
 static int drop_moved_entries(struct account *a)
 {
 	struct proc_entry *e, *next;
-	struct exited_proc *gone, *hit;
+	struct exited_proc *gone;
 	size_t i, n = a->nr_exits + a->nr_marked;
 	int err = 0;
 
-	/* one pass over the table, with the exits sorted for lookup */
+	/* the exits sorted, to tell whether one was in an entry's cgroup */
 	gone = malloc(n * sizeof(*gone));
 	if (!gone)
 		return -ENOMEM;
@@ -562,20 +585,27 @@ static int drop_moved_entries(struct account *a)
 		gone[i].cgroup_id = x->key.cgroup_id;
 	}
 	qsort(gone, n, sizeof(*gone), cmp_exited);
-	for (e = proctable__next(&a->table, NULL); e; e = next) {
-		struct exited_proc key = { .tgid = e->key.tgid,
-					   .tid = e->key.tid,
-					   .start_ns = e->cum.start_ns };
-
-		next = proctable__next(&a->table, e);
-		hit = bsearch(&key, gone, n, sizeof(*gone), cmp_exited);
-		if (!hit || hit->cgroup_id == e->key.cgroup_id)
+	/* each exited one's entries in any cgroup (one probe run): not in any of its exits' cgroups */
+	for (i = 0; i < n && !err; i++) {
+		if (i && !cmp_exited(&gone[i - 1], &gone[i]))
 			continue;
-		err = delete_key(a, &e->key);
-		if (err)
-			break;
-		grave_add(a, &e->key, &e->cum, false);
-		proctable__remove(&a->table, e);
+		for (e = proctable__next_of(&a->table, gone[i].tgid, gone[i].tid, NULL); e;
+		     e = next) {
+			struct exited_proc key = { .tgid = e->key.tgid,
+						   .tid = e->key.tid,
+						   .start_ns = e->cum.start_ns,
+						   .cgroup_id = e->key.cgroup_id };
+
+			next = proctable__next_of(&a->table, gone[i].tgid, gone[i].tid, e);
+			if (e->cum.start_ns != gone[i].start_ns ||
+			    bsearch(&key, gone, n, sizeof(*gone), cmp_exited))
+				continue;
+			err = delete_key(a, &e->key);
+			if (err)
+				break;
+			grave_add(a, &e->key, &e->cum, false);
+			entry_remove(a, e);
+		}
 	}
 	free(gone);
 	return err;
@@ -624,7 +654,7 @@ int account__settle(struct account *a)
 			grave_add(a, &x->key, &x->total, false);
 		}
 		if (e && e->cum.start_ns == x->total.start_ns)
-			proctable__remove(&a->table, e);
+			entry_remove(a, e);
 	}
 	a->nr_exits = 0;
 	return retire_gone_threads(a);
@@ -844,12 +874,12 @@ int account__finish(struct account *a)
 		return err;
 	if (a->o.threads)
 		threads_cgroups(a->cur);
-	/* Entries gone from the map without an exit record. */
-	for (e = proctable__next(&a->table, NULL); e; e = next) {
+	/* Entries gone from the map without an exit record: none when the read saw them all. */
+	for (e = a->seen == a->table.used ? NULL : proctable__next(&a->table, NULL); e; e = next) {
 		next = proctable__next(&a->table, e);
 		if (e->gen + VANISH_GENS <= a->gen) {
 			a->vanished++;
-			proctable__remove(&a->table, e);
+			entry_remove(a, e);
 		}
 	}
 	graves_expire(a);

@@ -7,10 +7,18 @@
 
 enum { SLOT_EMPTY, SLOT_USED, SLOT_DELETED };
 
+/*
+ * By process (tgid) and thread (tid) alone, so that the entries of one in
+ * several cgroups (it moved) sit in one probe run: proctable__next_of().
+ * The idle task's and the overflow entries, one per cgroup, mix the cgroup
+ * in.
+ */
 static size_t key_hash(const struct pmbpf_key *key)
 {
-	__u64 h = (((__u64)key->tid << 32 | key->tgid) * 0x9e3779b97f4a7c15ULL) ^ key->cgroup_id;
+	__u64 h = ((__u64)key->tid << 32 | key->tgid) * 0x9e3779b97f4a7c15ULL;
 
+	if (!key->tgid || key->tgid == PMBPF_OVERFLOW_TGID)
+		h ^= key->cgroup_id;
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 29;
@@ -173,6 +181,27 @@ struct proc_entry *proctable__next(struct proctable *t, struct proc_entry *prev)
 	for (; i < t->cap; i++)
 		if (t->slots[i].state == SLOT_USED)
 			return &t->slots[i];
+	return NULL;
+}
+
+struct proc_entry *proctable__next_of(struct proctable *t, __u32 tgid, __u32 tid,
+				      struct proc_entry *prev)
+{
+	struct pmbpf_key key = { .tgid = tgid, .tid = tid };
+	size_t i, n;
+
+	if (!t->cap || !tgid || tgid == PMBPF_OVERFLOW_TGID)
+		return NULL;
+	/* the probe run of their hash: from its start, or after prev, to an empty slot */
+	i = prev ? (size_t)(prev - t->slots) + 1 : key_hash(&key);
+	for (n = 0; n < t->cap; n++, i++) {
+		struct proc_entry *e = &t->slots[i & (t->cap - 1)];
+
+		if (e->state == SLOT_EMPTY)
+			return NULL;
+		if (e->state == SLOT_USED && e->key.tgid == tgid && e->key.tid == tid)
+			return e;
+	}
 	return NULL;
 }
 

@@ -61,6 +61,13 @@ bool proctable__prefetch_seq(const struct proctable *t, size_t ahead);
 void proctable__remove(struct proctable *t, struct proc_entry *e);
 /* Iterate: pass NULL first, then the previous result. */
 struct proc_entry *proctable__next(struct proctable *t, struct proc_entry *prev);
+/*
+ * Iterate the entries of process tgid's thread tid (tid 0: the process's)
+ * in every cgroup: pass NULL first, then the previous result, which may
+ * have been removed. None for the idle task (tgid 0) or the overflow.
+ */
+struct proc_entry *proctable__next_of(struct proctable *t, __u32 tgid, __u32 tid,
+				      struct proc_entry *prev);
 void proctable__free(struct proctable *t);
 
 #endif
