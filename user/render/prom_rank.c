@@ -60,6 +60,8 @@ static void proc_free(struct ranking *r, struct proc *p)
 	} else if (p->row < r->nr_rows && r->row_proc[p->row] == p) {
 		r->row_proc[p->row] = NULL;
 	}
+	if (p->exp < r->nr_exp && r->exp[p->exp] == p)
+		r->exp[p->exp] = NULL;
 	htab_del(&r->procs, &p->node);
 	htab_del(&r->series, &p->snode);
 	if (p->exported)
@@ -83,6 +85,7 @@ void ranking__free(struct ranking *r)
 	free(r->rank);
 	free(r->row_proc);
 	free(r->prev_proc);
+	free(r->exp);
 	free(r->cand);
 }
 
@@ -295,7 +298,9 @@ int ranking__select(struct ranking *r, __u64 now)
 	size_t i, n = 0, k = r->top_k, nc = 0;
 	struct hnode *node;
 
-	if (rank_reserve(r, r->procs.nr) || procs_reserve(&r->cand, &r->cap_cand, r->procs.nr))
+	r->exp_gen = 0;
+	if (rank_reserve(r, r->procs.nr) || procs_reserve(&r->cand, &r->cap_cand, r->procs.nr) ||
+	    procs_reserve(&r->exp, &r->cap_exp, r->procs.nr))
 		return -ENOMEM;
 	/*
 	 * One walk: the candidates for the top K, and the procs that may
@@ -316,6 +321,7 @@ int ranking__select(struct ranking *r, __u64 now)
 	}
 	n = top_first(r->rank, n, k);
 	r->gen++;
+	r->nr_exp = 0;
 	for (i = 0; i < n && i < k; i++) {
 		struct proc *p = r->rank[i];
 
@@ -324,14 +330,22 @@ int ranking__select(struct ranking *r, __u64 now)
 			export(r, p);
 		p->top_gen = r->gen;
 		p->linger_since = p->exited ? now : 0;
+		/* the exported: these, and the ones in r->cand (every one exported before) */
+		p->exp = r->nr_exp;
+		r->exp[r->nr_exp++] = p;
 	}
 	r->nr_cand = nc;
 	r->cand_gen = r->gen;
+	r->exp_gen = r->gen;
 	/* Exported but not (or no longer live) in the top K: lingering. */
 	n = 0;
 	for (i = 0; i < nc; i++) {
 		struct proc *p = r->cand[i];
 
+		if (p->exported && p->top_gen != r->gen) {
+			p->exp = r->nr_exp;
+			r->exp[r->nr_exp++] = p;
+		}
 		if (!p->exported || (p->top_gen == r->gen && !p->exited))
 			continue;
 		if (!p->linger_since)
@@ -462,10 +476,17 @@ int ranking__exported(struct ranking *r, struct proc ***rank, size_t *nr)
 
 	if (rank_reserve(r, r->nr_exported))
 		return -ENOMEM;
-	for (i = 0; i < r->procs.nr_buckets; i++)
-		for (n = r->procs.b[i]; n; n = n->next)
-			if (((struct proc *)n)->exported && np < r->nr_exported)
-				r->rank[np++] = (struct proc *)n;
+	if (r->exp_gen && r->exp_gen == r->gen) {
+		/* the last ranking__select()'s list: the exported are among it */
+		for (i = 0; i < r->nr_exp; i++)
+			if (r->exp[i] && r->exp[i]->exported && np < r->nr_exported)
+				r->rank[np++] = r->exp[i];
+	} else {
+		for (i = 0; i < r->procs.nr_buckets; i++)
+			for (n = r->procs.b[i]; n; n = n->next)
+				if (((struct proc *)n)->exported && np < r->nr_exported)
+					r->rank[np++] = (struct proc *)n;
+	}
 	if (np > 1)
 		qsort(r->rank, np, sizeof(*r->rank), cmp_score);
 	*rank = r->rank;

@@ -87,6 +87,7 @@ struct proc {
 	size_t row; /* its (last) index in ranking.row_proc in update rows_gen */
 	__u64 rows_gen;
 	bool rows_dup; /* more than one row of that update was its */
+	size_t exp; /* its index in ranking.exp, if there */
 	__u64 last_seen;
 	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
 	__u64 top_gen; /* the last update that ranked it in the top K */
@@ -141,6 +142,14 @@ struct ranking {
 	struct proc **cand;
 	size_t nr_cand, cap_cand;
 	__u64 cand_gen;
+	/*
+	 * The procs exported after ranking__select() of update exp_gen, and
+	 * some that no longer are (NULL: freed since): ranking__exported()
+	 * looks only there.
+	 */
+	struct proc **exp;
+	size_t nr_exp, cap_exp;
+	__u64 exp_gen;
 	__u64 gen;
 	size_t cap_rank;
 	size_t nr_exported;
