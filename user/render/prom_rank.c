@@ -24,6 +24,17 @@
 /* A process in the top K stays until another ranks this many times higher. */
 #define INCUMBENT_BONUS 2.0
 
+/* How far ahead a proc an update will read is prefetched: rows, buckets. */
+#define ROWS_AHEAD 16
+
+/* What an update reads of p: its first two cache lines (it may start mid-line). */
+static void prefetch_proc(const struct proc *p)
+{
+	__builtin_prefetch(p);
+	__builtin_prefetch((const char *)p + 64);
+	__builtin_prefetch((const char *)p + 127);
+}
+
 static __u64 proc_hash(__u32 pid, __u32 tid, __u64 cgroup_id, __u64 start_ns)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
@@ -307,6 +318,8 @@ int ranking__select(struct ranking *r, __u64 now)
 	 * linger or expire (every exported one among them) in r->cand.
 	 */
 	for (i = 0; i < r->procs.nr_buckets; i++) {
+		if (i + ROWS_AHEAD < r->procs.nr_buckets && r->procs.b[i + ROWS_AHEAD])
+			prefetch_proc((struct proc *)r->procs.b[i + ROWS_AHEAD]);
 		for (node = r->procs.b[i]; node; node = node->next) {
 			struct proc *p = (struct proc *)node;
 			bool incumbent = p->exported && p->top_gen == r->gen && !p->exited;
@@ -396,9 +409,6 @@ void ranking__expire(struct ranking *r, __u64 now)
 /* Below this, the stored scores are brought back to scale 1 (a walk of all). */
 #define SCALE_MIN 1e-200
 
-/* How far ahead of its row a proc of the last update is prefetched. */
-#define ROWS_AHEAD 8
-
 int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, double dt, __u64 now)
 {
 	double decay = exp(-dt / SCORE_TAU_S);
@@ -438,8 +448,8 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 		 * that came or went: try the proc after the last one found
 		 * first, the hash otherwise.
 		 */
-		if (j + ROWS_AHEAD < nr_prev)
-			__builtin_prefetch(prev[j + ROWS_AHEAD]);
+		if (j + ROWS_AHEAD < nr_prev && prev[j + ROWS_AHEAD])
+			prefetch_proc(prev[j + ROWS_AHEAD]);
 		if (j < nr_prev && prev[j] && proc_is(prev[j], row, now))
 			p = prev[j];
 		else if (!(p = proc_get(r, row, now)))

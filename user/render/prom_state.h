@@ -71,28 +71,29 @@ struct series_cache {
  * or (tid set) one thread of it.
  */
 struct proc {
+	/* what every update reads first (ranking__rows(), ranking__select()): first */
 	struct hnode node; /* first: a node is a proc */
-	struct hnode snode; /* in ranking.series, by pid and tid */
 	__u32 pid;
 	__u32 tid; /* a thread's; 0 for a process */
 	__u64 cgroup_id;
 	__u64 start_ns;
-	char comm[PMBPF_COMM_LEN];
-	char *cgroup; /* path below the cgroup2 mount, or NULL */
-	struct acc *acc; /* from its first export on: untracked processes stay small */
-	struct series_cache *cache; /* its series' text, once rendered */
 	/* average CPU seconds per second, over about SCORE_TAU_S (score_of(): divided by ranking.scale) */
 	double score;
-	double rank; /* score, with the bonus of a process in the top K */
-	size_t row; /* its (last) index in ranking.row_proc in update rows_gen */
-	__u64 rows_gen;
-	bool rows_dup; /* more than one row of that update was its */
-	size_t exp; /* its index in ranking.exp, if there */
 	__u64 last_seen;
-	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
-	__u64 top_gen; /* the last update that ranked it in the top K */
 	bool exported;
 	bool exited;
+	bool rows_dup; /* more than one row of that update was its */
+	size_t row; /* its (last) index in ranking.row_proc in update rows_gen */
+	__u64 rows_gen;
+	double rank; /* score, with the bonus of a process in the top K */
+	__u64 top_gen; /* the last update that ranked it in the top K */
+	__u64 linger_since; /* when it left the top K or exited; 0 while in it */
+	struct acc *acc; /* from its first export on: untracked processes stay small */
+	char comm[PMBPF_COMM_LEN];
+	struct hnode snode; /* in ranking.series, by pid and tid */
+	char *cgroup; /* path below the cgroup2 mount, or NULL */
+	struct series_cache *cache; /* its series' text, once rendered */
+	size_t exp; /* its index in ranking.exp, if there */
 };
 
 /* A cgroup, by path: a cgroup removed and made again continues its series. */
