@@ -177,17 +177,22 @@ static bool counts_below(const struct pmbpf_counts *cur, const struct pmbpf_coun
 	return false;
 }
 
-static bool counts_zero(const struct pmbpf_counts *d)
+/*
+ * Nothing counted between prev and cur: counts_sub()'s difference all zero
+ * (its run-queue histogram and running times move only with the rest).
+ */
+static bool counts_same(const struct pmbpf_counts *cur, const struct pmbpf_counts *prev)
 {
 	int i;
 
-	if (d->folded)
+	if (cur->folded != prev->folded)
 		return false;
 	for (i = 0; i < PMBPF_N_NR; i++)
-		if (d->n[i])
+		if (cur->n[i] != prev->n[i])
 			return false;
 	for (i = 0; i < PMBPF_MAX_EVENTS; i++)
-		if (d->ev[i].value || d->ev[i].enabled)
+		if (cur->ev[i].value != prev->ev[i].value ||
+		    cur->ev[i].enabled != prev->ev[i].enabled)
 			return false;
 	return true;
 }
@@ -340,14 +345,14 @@ static void counts_to_figures(const struct account *a, const struct pmbpf_counts
 	}
 }
 
-/* The row's cgroup path is filled in by account__finish. */
-static int add_row(struct account *a, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
-		   const struct pmbpf_counts *d, bool exited)
+/* A new row of key (cum: its cumulative counts), its figures yet zero. */
+static struct proc_row *row_new(struct account *a, const struct pmbpf_key *key,
+				const struct pmbpf_counts *cum, bool exited)
 {
 	struct proc_row *row = snapshot__add_row(a->cur);
 
 	if (!row)
-		return -ENOMEM;
+		return NULL;
 	row->pid = key->tgid;
 	row->tid = key->tid;
 	row->cgroup_id = key->cgroup_id;
@@ -361,8 +366,53 @@ static int add_row(struct account *a, const struct pmbpf_key *key, const struct 
 		snprintf(row->comm, sizeof(row->comm), "[idle]");
 	else
 		memcpy(row->comm, cum->comm, sizeof(row->comm));
+	return row;
+}
+
+/* The row's cgroup path is filled in by account__finish. */
+static int add_row(struct account *a, const struct pmbpf_key *key, const struct pmbpf_counts *cum,
+		   const struct pmbpf_counts *d, bool exited)
+{
+	struct proc_row *row = row_new(a, key, cum, exited);
+
+	if (!row)
+		return -ENOMEM;
 	row->folded = d->folded;
 	counts_to_figures(a, d, &row->f);
+	return 0;
+}
+
+/*
+ * add_row() of the difference cur - prev (counts_sub()), written into the
+ * row's figures as counts_to_figures() would: a read's every row without
+ * the difference's copy.
+ */
+static int add_row_diff(struct account *a, const struct pmbpf_key *key,
+			const struct pmbpf_counts *cur, const struct pmbpf_counts *prev,
+			bool exited)
+{
+	struct proc_row *row = row_new(a, key, cur, exited);
+	struct figures *f;
+	int i;
+
+	if (!row)
+		return -ENOMEM;
+	f = &row->f; /* zero (snapshot__add_row()) */
+	row->folded = cur->folded - prev->folded;
+	for (i = 0; i < PMBPF_N_NR; i++)
+		f->n[i] = cur->n[i] - prev->n[i];
+	f->runq_max_ns = cur->runq_max_ns;
+	for (i = 0; i < PMBPF_RUNQ_SLOTS; i++)
+		f->runq_hist[i] = cur->runq_hist[i] - prev->runq_hist[i];
+	for (i = 0; i < a->o.nr_events; i++) {
+		int slot = a->o.slot[i];
+
+		if (slot < 0)
+			continue;
+		f->ev[i].value = cur->ev[slot].value - prev->ev[slot].value;
+		f->ev[i].enabled = cur->ev[slot].enabled - prev->ev[slot].enabled;
+		f->ev[i].running = cur->ev[slot].running - prev->ev[slot].running;
+	}
 	return 0;
 }
 
@@ -462,7 +512,7 @@ int account__entry(struct account *a, const struct pmbpf_key *key, const void *v
 int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const void *vals,
 			int nr_cpus, size_t stride)
 {
-	struct pmbpf_counts cur, d;
+	struct pmbpf_counts cur;
 	const struct pmbpf_counts *prev;
 	struct proc_entry *e;
 	struct grave *g;
@@ -499,17 +549,20 @@ int account__entry_cpus(struct account *a, const struct pmbpf_key *key, const vo
 		g = NULL;
 	}
 	prev = &e->cum; /* zero for a new entry, residues included */
-	counts_sub(&d, &cur, prev);
 	dead = (cur.flags & PMBPF_F_DEAD) || (g && key->tgid != PMBPF_OVERFLOW_TGID);
-	e->cum = cur;
-	entry_seen(a, e);
-	if (!counts_zero(&d) || dead) {
-		int err = add_row(a, key, &cur, &d, dead);
+	if (!counts_same(&cur, prev) || dead) {
+		/* its row: what was counted since prev */
+		int err = add_row_diff(a, key, &cur, prev, dead);
 
+		e->cum = cur;
+		entry_seen(a, e);
 		if (err)
 			return err;
 		e->row_gen = a->gen;
 		e->row = a->cur->nr_rows - 1;
+	} else {
+		e->cum = cur;
+		entry_seen(a, e);
 	}
 	if (cur.flags & PMBPF_F_DEAD)
 		marked_add(a, key, &cur);
