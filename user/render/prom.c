@@ -43,6 +43,10 @@ struct prom_state *prom__new(const struct prom_opts *opts)
 		    k >= 0 && !ps->ev_fig[k])
 			ps->ev_fig[k] = &figs[i];
 	}
+	if (prom_families(ps)) {
+		free(ps);
+		return NULL;
+	}
 	return ps;
 }
 
@@ -80,6 +84,8 @@ void prom__free(struct prom_state *ps)
 	htab_each(&ps->dpairs, free_dpair_node, ps, 0);
 	htab_free(&ps->cgroups);
 	htab_free(&ps->dpairs);
+	free(ps->fam_next);
+	free(ps->fam_head);
 	free(ps);
 }
 

@@ -172,6 +172,13 @@ struct prom_state {
 	double system_ev[PMBPF_MAX_EVENTS];
 	/* what the families and their samples depend on in a snapshot: events, metrics */
 	__u64 shape;
+	/*
+	 * The catalog's families (prom_families()): of each figure with a
+	 * family, the next figure of it (the catalog's size: none), and whether
+	 * it is the family's first.
+	 */
+	size_t *fam_next;
+	bool *fam_head;
 };
 
 static inline bool event_counting(const struct snapshot *snap, int i)
@@ -181,6 +188,8 @@ static inline bool event_counting(const struct snapshot *snap, int i)
 
 /* A series set's cached text (prom_text.c). */
 void series_cache__free(struct series_cache *c);
+/* ps->fam_next and ps->fam_head from the catalog (prom_text.c). Returns 0 or -ENOMEM. */
+int prom_families(struct prom_state *ps);
 
 /*
  * The CPU ranking of one interval's rows (processes, or threads): each

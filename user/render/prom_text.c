@@ -6,6 +6,7 @@
  * series set whose counters did not move since the last exposition is
  * copied from its cache, not rendered again.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -350,6 +351,33 @@ static bool same_family(const struct figure *a, const struct figure *b)
 	return (b->outputs & OUT_PROM) && b->prom && !strcmp(a->prom, b->prom);
 }
 
+int prom_families(struct prom_state *ps)
+{
+	const struct figure *figs;
+	size_t nr, f, j;
+
+	figs = catalog__figures(&nr);
+	ps->fam_next = calloc(nr + 1, sizeof(*ps->fam_next));
+	ps->fam_head = calloc(nr + 1, sizeof(*ps->fam_head));
+	if (!ps->fam_next || !ps->fam_head) {
+		free(ps->fam_next);
+		free(ps->fam_head);
+		return -ENOMEM;
+	}
+	for (f = 0; f < nr; f++) {
+		ps->fam_next[f] = nr;
+		if (!(figs[f].outputs & OUT_PROM) || !figs[f].prom)
+			continue;
+		for (j = f + 1; j < nr && !same_family(&figs[f], &figs[j]); j++)
+			;
+		ps->fam_next[f] = j;
+		for (j = 0; j < f && !same_family(&figs[f], &figs[j]); j++)
+			;
+		ps->fam_head[f] = j == f;
+	}
+	return 0;
+}
+
 /*
  * The family of catalog figure figs[f] below pmbpf_<what>_, with the figures
  * after it that share it (their own prom_labels tell them apart). A family's
@@ -375,9 +403,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 	else
 		type = figs[f].kind == FIG_COUNTER ? "counter" : "gauge";
 	strbuf__printf(out, "# HELP %s", name);
-	for (j = f; j < nr; j++) {
-		if (!same_family(&figs[f], &figs[j]))
-			continue;
+	for (j = f; j < nr; j = ps->fam_next[j]) {
 		help_text(out, figs[j].help);
 		gauges |= figs[j].kind == FIG_GAUGE;
 	}
@@ -401,9 +427,7 @@ static void render_family(struct strbuf *out, const struct prom_state *ps,
 			current = gauges && s[i].acc->last_update == ps->updates;
 			if (current)
 				metrics__figures(snap, &s[i].acc->last, &m);
-			for (j = f; j < nr; j++) {
-				if (!same_family(&figs[f], &figs[j]))
-					continue;
+			for (j = f; j < nr; j = ps->fam_next[j]) {
 				for (k = 0; k < figure__instances(&figs[j], snap); k++)
 					if (!figs[j].prom_time ||
 					    figure__ns(&figs[j], snap, k) == clock)
@@ -442,9 +466,7 @@ static void render_sets(struct strbuf *out, const struct prom_state *ps,
 		    (!cgroup && figs[f].prom_cgroup_only))
 			continue;
 		/* rendered with the first figure of its family */
-		for (j = 0; j < f && !same_family(&figs[f], &figs[j]); j++)
-			;
-		if (j < f)
+		if (!ps->fam_head[f])
 			continue;
 		render_family(out, ps, snap, what, figs, nr, f, s, ns, false, fam++);
 		if (figs[f].prom_time && prom__has_clock_event(snap))
