@@ -474,8 +474,12 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 
 struct proc *ranking__row(struct ranking *r, const struct proc_row *rows, size_t i, __u64 now)
 {
-	if (rows == r->rows && i < r->nr_rows)
+	if (rows == r->rows && i < r->nr_rows) {
+		/* the caller goes through the rows in order */
+		if (i + ROWS_AHEAD < r->nr_rows && r->row_proc[i + ROWS_AHEAD])
+			prefetch_proc(r->row_proc[i + ROWS_AHEAD]);
 		return r->row_proc[i];
+	}
 	return ranking__find(r, &rows[i], now);
 }
 

@@ -201,7 +201,10 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 int ranking__select(struct ranking *r, __u64 now);
 /* The process or thread of row, or NULL. */
 struct proc *ranking__find(struct ranking *r, const struct proc_row *row, __u64 now);
-/* The process or thread of rows[i] of the last ranking__rows(r, rows, ...), or NULL. */
+/*
+ * The process or thread of rows[i] of the last ranking__rows(r, rows, ...),
+ * or NULL; cheapest with i in order (the procs of rows ahead are prefetched).
+ */
 struct proc *ranking__row(struct ranking *r, const struct proc_row *rows, size_t i, __u64 now);
 /* Forget the processes whose series expired, and the untracked that are gone or idle. */
 void ranking__expire(struct ranking *r, __u64 now);
