@@ -114,6 +114,36 @@ static __always_inline struct pmbpf_counts *thread_counts(struct task_state *ps,
 }
 
 /*
+ * direct_credit: where the thread leaving (task, current; ps its task
+ * storage) credits its span in cgroup cgid with plain adds when it is its
+ * entry's only writer: the entry's counts, in the slot it kept (slot1);
+ * else NULL (its task storage, taken). Only writer: --threads (an entry
+ * per thread) or its process's one thread (signal->nr_threads: a thread
+ * made after this test has not run yet, one that exits is counted until
+ * it is released, right before its last switch), and no counts of its
+ * own waiting for a fold (has_counts: a drain may be adding them to the
+ * entry; once folded, the thread credits the entry again). The flush
+ * credits the task running on its CPU, which is not switching meanwhile;
+ * another CPU that credits the rest of a span to this thread goes through
+ * its task storage (owner_credit()).
+ */
+static __always_inline struct pmbpf_counts *
+direct_counts(struct task_state *ps, struct task_struct *task, __u32 tgid, __u32 pid, __u64 cgid)
+{
+	struct pmbpf_counts *c;
+
+	if (!direct_credit || ps->has_counts || !ps->slot1)
+		return NULL;
+	if (!per_thread && task->signal->nr_threads != 1)
+		return NULL;
+	c = slot_kept(ps->slot1, tgid, pid, cgid);
+	/* --threads: a thread named after it started (the fold refreshes it otherwise) */
+	if (c && per_thread)
+		thread_comm_refresh(c, task, true);
+	return c;
+}
+
+/*
  * The last thread of a process is gone (--threads: a thread is; proc_end:
  * the last one): send its final counts, drop it.
  * Summing another CPU's slot needs bpf_loop (5.17, commit e6f2dd0f8067)
@@ -247,14 +277,6 @@ __noinline int exit_record(__u32 tgid, __u32 tid, __u64 cgid, bool proc_end)
 	return 0;
 }
 
-/* credit_owner() at a switch: global, see fold_current(). */
-__noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_counts *rest)
-{
-	if (st)
-		credit_owner(st, rest);
-	return 0;
-}
-
 /*
  * The fold and drain iterators' fold of a thread (task: the iterator's,
  * trusted): its counts to its entry. A switch on another CPU that holds
@@ -321,6 +343,49 @@ static __always_inline void bpf_task_release(struct task_struct *p)
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #endif
+
+/*
+ * direct_credit, at a switch: the rest of a span (rest, a scratch record)
+ * to the task storage of its owner (the thread this CPU saw switch in last,
+ * st->span_*), which may be crediting its entry with plain adds on another
+ * CPU (direct_counts()): an atomic add there could be lost. Listed for the
+ * drain; the owner credits its task storage until then. False when that
+ * cannot be (gone, its counts held or in another cgroup): the caller adds
+ * rest to the entry.
+ */
+static __always_inline bool owner_credit(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	struct task_struct *task;
+	struct task_state *ps;
+	bool done = false;
+
+	if (!direct_credit || !rest || !st->span_tgid)
+		return false;
+	task = bpf_task_from_pid(st->span_pid);
+	if (!task)
+		return false;
+	ps = bpf_task_storage_get(&task_ts_storage, task, 0, 0);
+	if (ps && thread_take(ps)) {
+		if (!ps->has_counts || ps->counts_cgid == st->span_cgid) {
+			ps->counts_cgid = st->span_cgid;
+			ps->has_counts = 1;
+			counts_add(thread_counts_of(ps), rest, false);
+			ran_list_push(ps, st->span_pid, bpf_get_smp_processor_id());
+			done = true;
+		}
+		thread_release(ps);
+	}
+	bpf_task_release(task);
+	return done;
+}
+
+/* credit_owner() at a switch: global, see fold_current(). */
+__noinline int credit_owner_global(struct cpu_state *st, const struct pmbpf_counts *rest)
+{
+	if (st && !owner_credit(st, rest))
+		credit_owner(st, rest);
+	return 0;
+}
 
 /*
  * The drain of one listed thread: its counts to its entry. An exiting one's

@@ -109,27 +109,36 @@ __noinline int shared_span_end(struct cpu_state *st, struct task_state *ps, __u6
  * credited in its task storage. False, having changed nothing: the global
  * function does it.
  */
-static __always_inline bool shared_span_end_fast(struct cpu_state *st, struct task_state *ps,
-						 __u32 tgid, __u32 pid, __u32 cpu, __u64 now,
-						 __u64 know, __u64 sum)
+static __always_inline bool shared_span_end_fast(struct cpu_state *st, struct task_struct *prev,
+						 struct task_state *ps, __u32 tgid, __u32 pid,
+						 __u32 cpu, __u64 now, __u64 know, __u64 sum)
 {
+	struct pmbpf_counts *c;
+	bool held;
 	__u64 cgid;
 
 	if (!ps || !tgid || !st->valid || st->span_pid != pid || st->span_tgid != tgid)
 		return false;
-	if (!thread_take(ps))
-		return false;
 	cgid = st->span_cgid; /* span_cgroup() */
-	if (ps->has_counts && ps->counts_cgid != cgid) {
-		thread_release(ps);
-		return false;
+	/* its entry's only writer: the entry itself, nothing to take or list */
+	c = direct_counts(ps, prev, tgid, pid, cgid);
+	held = !c;
+	if (held) {
+		if (!thread_take(ps))
+			return false;
+		if (ps->has_counts && ps->counts_cgid != cgid) {
+			thread_release(ps);
+			return false;
+		}
+		ps->counts_cgid = cgid;
+		ps->has_counts = 1;
+		c = thread_counts_of(ps);
 	}
-	ps->counts_cgid = cgid;
-	ps->has_counts = 1;
-	attribute(st, thread_counts_of(ps), NULL, per_thread ? pid : tgid, cpu, now, 0, know,
-		  oncpu_ran(st, pid, sum));
-	ran_list_push(ps, pid, cpu);
-	thread_release(ps);
+	attribute(st, c, NULL, per_thread ? pid : tgid, cpu, now, 0, know, oncpu_ran(st, pid, sum));
+	if (held) {
+		ran_list_push(ps, pid, cpu);
+		thread_release(ps);
+	}
 	return true;
 }
 
@@ -218,7 +227,7 @@ static __always_inline void switch_span_end(struct cpu_state *st, struct task_st
 	if (btf && sum_exits && counts_shared) {
 		st->arg_sum = task_sum(prev, btf);
 		if (!want || dead ||
-		    !shared_span_end_fast(st, ps, tgid, pid, cpu, now, know, st->arg_sum)) {
+		    !shared_span_end_fast(st, prev, ps, tgid, pid, cpu, now, know, st->arg_sum)) {
 			st->arg_tgid = tgid;
 			st->arg_pid = pid;
 			shared_span_end(st, ps, now, know,

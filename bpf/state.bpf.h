@@ -240,6 +240,16 @@ volatile __u64 read_gen;
 const volatile bool ran_drain = false;
 volatile __u64 list_gen;
 
+/*
+ * counts_shared with ran_drain: a thread that is its entry's only writer
+ * (--threads, or the one thread of its process) and whose entry's slot it
+ * knows (slot1) credits its spans there itself, with plain adds, as a
+ * thread does its task storage: nothing to fold, list or drain for it
+ * (direct_counts()). Other writers of such an entry go through its task
+ * storage instead (owner_credit()).
+ */
+const volatile bool direct_credit = false;
+
 #define RAN_LIST_LEN 4096 /* a power of 2 */
 
 struct ran_list {

@@ -162,6 +162,7 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bpf_program__set_autoload(skel->progs.read_changed, fold && s->delays_on);
 	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->ctr.nr_cpus : 1);
 	skel->rodata->ran_drain = drain;
+	skel->rodata->direct_credit = drain;
 	skel->rodata->counts_shared = fold;
 	s->shared = fold;
 	s->counts_cpus = fold ? 1 : s->ctr.nr_cpus;
