@@ -304,6 +304,19 @@ static bool may_expire(const struct ranking *r, const struct proc *p, __u64 now)
 	return p->exported || p->exited || now - p->last_seen >= r->grace_ns;
 }
 
+/* ranking__select()'s look at p: its rank, and the lists it goes in (r->rank[*n], r->cand[*nc]). */
+static void rank_one(struct ranking *r, struct proc *p, __u64 now, size_t *n, size_t *nc)
+{
+	bool incumbent = p->exported && p->top_gen == r->gen && !p->exited;
+
+	p->rank = score_of(r, p) * (incumbent ? INCUMBENT_BONUS : 1);
+	/* live, or exited in this interval: its final counts are news */
+	if (p->rank > 0 && (!p->exited || p->last_seen == now))
+		r->rank[(*n)++] = p;
+	if (may_expire(r, p, now))
+		r->cand[(*nc)++] = p;
+}
+
 int ranking__select(struct ranking *r, __u64 now)
 {
 	size_t i, n = 0, k = r->top_k, nc = 0;
@@ -315,21 +328,27 @@ int ranking__select(struct ranking *r, __u64 now)
 		return -ENOMEM;
 	/*
 	 * One walk: the candidates for the top K, and the procs that may
-	 * linger or expire (every exported one among them) in r->cand.
+	 * linger or expire (every exported one among them) in r->cand. When
+	 * every proc had a row in the last ranking__rows(), the walk is of
+	 * row_proc (in order, prefetched), each proc at its last row;
+	 * otherwise of the buckets. The order does not matter: top_first() and
+	 * the lingering's sort order by cmp_score(), cmp_linger().
 	 */
-	for (i = 0; i < r->procs.nr_buckets; i++) {
-		if (i + ROWS_AHEAD < r->procs.nr_buckets && r->procs.b[i + ROWS_AHEAD])
-			prefetch_proc((struct proc *)r->procs.b[i + ROWS_AHEAD]);
-		for (node = r->procs.b[i]; node; node = node->next) {
-			struct proc *p = (struct proc *)node;
-			bool incumbent = p->exported && p->top_gen == r->gen && !p->exited;
+	if (r->rows && r->nr_seen == r->procs.nr) {
+		for (i = 0; i < r->nr_rows; i++) {
+			struct proc *p = r->row_proc[i];
 
-			p->rank = score_of(r, p) * (incumbent ? INCUMBENT_BONUS : 1);
-			/* live, or exited in this interval: its final counts are news */
-			if (p->rank > 0 && (!p->exited || p->last_seen == now))
-				r->rank[n++] = p;
-			if (may_expire(r, p, now))
-				r->cand[nc++] = p;
+			if (i + ROWS_AHEAD < r->nr_rows && r->row_proc[i + ROWS_AHEAD])
+				prefetch_proc(r->row_proc[i + ROWS_AHEAD]);
+			if (p && p->row == i)
+				rank_one(r, p, now, &n, &nc);
+		}
+	} else {
+		for (i = 0; i < r->procs.nr_buckets; i++) {
+			if (i + ROWS_AHEAD < r->procs.nr_buckets && r->procs.b[i + ROWS_AHEAD])
+				prefetch_proc((struct proc *)r->procs.b[i + ROWS_AHEAD]);
+			for (node = r->procs.b[i]; node; node = node->next)
+				rank_one(r, (struct proc *)node, now, &n, &nc);
 		}
 	}
 	n = top_first(r->rank, n, k);
@@ -433,6 +452,7 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 	nr_prev = prev ? r->nr_rows : 0;
 	r->rows = NULL;
 	r->nr_rows = 0;
+	r->nr_seen = 0;
 	r->rows_gen++;
 	if (procs_reserve(&r->row_proc, &r->cap_row_proc, nr))
 		return -ENOMEM;
@@ -456,6 +476,7 @@ int ranking__rows(struct ranking *r, const struct proc_row *rows, size_t nr, dou
 			return -ENOMEM;
 		if (p->rows_gen != r->rows_gen && p->row < nr_prev && prev[p->row] == p)
 			j = p->row + 1;
+		r->nr_seen += p->rows_gen != r->rows_gen;
 		p->rows_dup = p->rows_gen == r->rows_gen;
 		p->rows_gen = r->rows_gen;
 		p->row = i;

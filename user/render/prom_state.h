@@ -139,6 +139,7 @@ struct ranking {
 	struct proc **row_proc, **prev_proc;
 	size_t nr_rows, cap_row_proc, cap_prev_proc;
 	__u64 rows_gen; /* ranking__rows() so far */
+	size_t nr_seen; /* distinct procs in row_proc */
 	/* ranking__select()'s procs that ranking__expire() may forget, of update cand_gen */
 	struct proc **cand;
 	size_t nr_cand, cap_cand;
