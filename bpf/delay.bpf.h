@@ -28,57 +28,10 @@ const volatile bool delay_on = false;
  * Bumped by userspace at each read, before the flush: a pair added to
  * since the last read's bump has a gen at least that read's delay_gen (the
  * flush marks what it stores with the generation before: the read's), and
- * the reading iterator (read_delays) takes only pairs whose gen is at
- * least delay_read_min (the last read's delay_gen; 0: every pair).
+ * the read (user/collect/delay_read.c) takes only the slots whose gen
+ * (its low 32 bits) is at least the last read's delay_gen.
  */
 volatile __u64 delay_gen;
-volatile __u64 delay_read_min;
-
-/*
- * counts_shared: the pairs added to in each read generation, so that a
- * read takes those and does not walk every pair of the map (each visit a
- * cache miss: 16,384 pairs, about 3 ms at 10,000 active processes). A
- * pair's first add of a generation on a CPU (delay_store(): its gen moves
- * to the generation's) appends its key to that CPU's list of the
- * generation's parity: per CPU, so with no atomic (a CPU's switches and its
- * flush never run at once), only at a pair's first add, not per switch.
- * The read (read_changed) takes the lists of the generation before
- * delay_gen, which no CPU appends to after its flush, and empties them. A
- * pair listed twice (its gen moved twice) is harmless: the read gives its
- * value twice. A full list sets delay_list_over of its parity, and that
- * read walks every pair instead (read_delays). Userspace sizes the lists
- * to delay_list_chunks chunks of DELAY_CHUNK keys per CPU and parity.
- */
-#define DELAY_CHUNK 64 /* a power of 2 */
-
-struct delay_chunk {
-	struct pmbpf_delay_key k[DELAY_CHUNK];
-};
-
-struct delay_list {
-	__u32 n; /* keys in the list */
-	__u32 pad;
-};
-
-/* [(cpu * 2 + parity) * delay_list_chunks + chunk]; 1 entry with --no-delays */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct delay_chunk);
-} delay_changed SEC(".maps");
-
-/* [cpu * 2 + parity]; 1 entry with --no-delays */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct delay_list);
-} delay_lists SEC(".maps");
-
-const volatile __u32 delay_list_chunks = 1;
-/* a list of that parity was full: userspace zeroes it after its read */
-volatile __u32 delay_list_over[2];
 
 struct delay_span {
 	__u64 start_ns;
@@ -118,18 +71,38 @@ struct {
 } delay_cpus SEC(".maps");
 
 /*
- * Sized by userspace: 1 entry with --no-delays. Updated only when a pair
- * leaves its slot or at a flush. Preallocated (about 1.8 MB): before 6.1
- * (bpf_mem_alloc) an element allocated here, with the run queue locked, is
- * a GFP_ATOMIC kmalloc that can wake kswapd under memory pressure, and that
- * wakeup can need this CPU's run-queue lock (the verifier warns of it).
+ * The pairs: slots of an array that userspace maps into its memory and
+ * walks at each read for those added to since the last (their gen), with
+ * no system call and no lookup per pair; delay_index maps a pair's key to
+ * its slot, and delay_free holds the slots not in use (userspace fills it
+ * at start and gives back the slots of the pairs it deletes). Sized by
+ * userspace: 1 entry each with --no-delays. Written only when a pair leaves
+ * its per-CPU slot or at a flush. The index is a preallocated hash: before
+ * 6.1 (bpf_mem_alloc) an element allocated here, with the run queue locked,
+ * is a GFP_ATOMIC kmalloc that can wake kswapd under memory pressure, and
+ * that wakeup can need this CPU's run-queue lock (the verifier warns of it).
+ * No fetching atomic anywhere (the programs that load on 5.10 carry this).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct pmbpf_delay_key);
-	__type(value, struct pmbpf_delay_val);
-} delays SEC(".maps");
+	__type(value, __u32);
+} delay_index SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct pmbpf_delay_slot);
+} delay_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK);
+	__uint(max_entries, 16384);
+	__uint(value_size, sizeof(__u32));
+} delay_free SEC(".maps");
 
 /*
  * The span of the task leaving this CPU (tgid in cgroup cgid) ends now.
@@ -161,26 +134,37 @@ static __always_inline int delay_span_end(__u32 tgid, __u64 cgid, __u64 now)
 	return 0;
 }
 
-/* counts_shared: k to this CPU's list of generation gen's pairs added to (delay_changed). */
-static __always_inline void delay_changed_push(const struct pmbpf_delay_key *k, __u64 gen)
+/*
+ * A new pair's slot, one from delay_free: the key and the first credits,
+ * then indexed, then LIVE (userspace reads only LIVE slots). 0, -EEXIST
+ * (another CPU made it first: the slot goes back unread) or an error (no
+ * slot left).
+ */
+static __always_inline long delay_make(const struct pmbpf_delay_key *k, __u64 ns, __u64 waits,
+				       __u64 gen)
 {
-	__u32 p = gen & 1, idx = bpf_get_smp_processor_id() * 2 + p, n, e;
-	struct delay_list *l = bpf_map_lookup_elem(&delay_lists, &idx);
-	struct delay_chunk *c;
+	struct pmbpf_delay_slot *sl;
+	__u32 i;
+	long err;
 
-	if (!l)
-		return;
-	n = l->n;
-	if (n >= delay_list_chunks * DELAY_CHUNK) {
-		delay_list_over[p] = 1; /* the read walks every pair */
-		return;
+	if (bpf_map_pop_elem(&delay_free, &i))
+		return -E2BIG;
+	sl = bpf_map_lookup_elem(&delay_slots, &i);
+	if (!sl)
+		return -E2BIG;
+	sl->state = 0;
+	sl->k = *k;
+	sl->v.ns = ns;
+	sl->v.waits = waits;
+	sl->gen = gen;
+	err = bpf_map_update_elem(&delay_index, k, &i, BPF_NOEXIST);
+	if (err) {
+		bpf_map_push_elem(&delay_free, &i, 0);
+		return err;
 	}
-	e = idx * delay_list_chunks + n / DELAY_CHUNK;
-	c = bpf_map_lookup_elem(&delay_changed, &e);
-	if (!c)
-		return;
-	c->k[n & (DELAY_CHUNK - 1)] = *k;
-	l->n = n + 1;
+	barrier(); /* the key and the credits before the state */
+	sl->state = PMBPF_DELAY_LIVE;
+	return 0;
 }
 
 /*
@@ -188,35 +172,33 @@ static __always_inline void delay_changed_push(const struct pmbpf_delay_key *k, 
  * the read's at the flush before it): a mark older than another CPU's (it
  * read delay_gen before the bump, or a flush) is stored before the read
  * that follows, which takes the pair with the other CPU's adds, or the
- * next read does (its mark, and its list). counts_shared: the pair's first
- * add of a generation lists it (delay_changed).
+ * next read does (its mark). A new pair takes a slot (delay_make()).
  */
 static __always_inline void delay_store(struct pmbpf_delay_key *k, __u64 ns, __u64 waits, __u64 gen)
 {
-	struct pmbpf_delay_val *v, nv = { .ns = ns, .waits = waits, .gen = gen };
+	struct pmbpf_delay_slot *sl;
+	__u32 *idx, i;
 	long err;
 
-	v = bpf_map_lookup_elem(&delays, k);
-	if (!v) {
-		err = bpf_map_update_elem(&delays, k, &nv, BPF_NOEXIST);
-		if (!err) {
-			if (counts_shared)
-				delay_changed_push(k, gen);
+	idx = bpf_map_lookup_elem(&delay_index, k);
+	if (!idx) {
+		err = delay_make(k, ns, waits, gen);
+		if (!err)
 			return;
-		}
-		v = err == -EEXIST ? bpf_map_lookup_elem(&delays, k) : NULL;
-		if (!v) {
+		idx = err == -EEXIST ? bpf_map_lookup_elem(&delay_index, k) : NULL;
+		if (!idx) {
 			stat_inc(PMBPF_STAT_DELAY_DROPPED);
 			return;
 		}
 	}
-	__sync_fetch_and_add(&v->ns, ns);
-	__sync_fetch_and_add(&v->waits, waits);
-	if (v->gen != gen) {
-		v->gen = gen;
-		if (counts_shared)
-			delay_changed_push(k, gen);
-	}
+	i = *idx;
+	sl = bpf_map_lookup_elem(&delay_slots, &i);
+	if (!sl)
+		return;
+	__sync_fetch_and_add(&sl->v.ns, ns);
+	__sync_fetch_and_add(&sl->v.waits, waits);
+	if (sl->gen != (__u32)gen)
+		sl->gen = gen;
 }
 
 static __always_inline bool delay_key_eq(const struct pmbpf_delay_key *a,
@@ -352,73 +334,6 @@ static __always_inline void delay_wait_inline(__u32 tgid, __u64 cgid, __u64 lat,
 		return;
 	}
 	delay_wait(tgid, cgid, lat, now);
-}
-
-/*
- * The read of the delays map (userspace runs it after the flush, where the
- * kernel has it): a record (key, value) per pair added to since the last
- * read (delay_read_min), not every pair of the map.
- */
-SEC("iter/bpf_map_elem")
-int read_delays(struct bpf_iter__bpf_map_elem *ctx)
-{
-	struct seq_file *seq = ctx->meta->seq;
-	struct pmbpf_delay_key *k = ctx->key;
-	struct pmbpf_delay_val *v = ctx->value;
-	struct {
-		struct pmbpf_delay_key k;
-		struct pmbpf_delay_val v;
-	} rec;
-
-	if (!k || !v || v->gen < delay_read_min)
-		return 0;
-	rec.k = *k; /* copied: a read-only buffer is no helper's argument */
-	rec.v = *v;
-	bpf_seq_write(seq, &rec, sizeof(rec));
-	return 0;
-}
-
-/*
- * The read of the pairs added to in the generation before delay_gen (the
- * read's): run by userspace after the flush over the chunks of
- * delay_changed, a record (key, value) per listed pair still in the map.
- * A list's last chunk empties it. Chunks past a list's end return at once.
- */
-SEC("iter/bpf_map_elem")
-int read_changed(struct bpf_iter__bpf_map_elem *ctx)
-{
-	struct seq_file *seq = ctx->meta->seq;
-	struct delay_chunk *c = ctx->value;
-	struct pmbpf_delay_val *v;
-	struct delay_list *l;
-	__u32 *key = ctx->key, idx, chunk, base, n, i;
-	struct {
-		struct pmbpf_delay_key k;
-		struct pmbpf_delay_val v;
-	} rec;
-
-	if (!key || !c || !delay_list_chunks)
-		return 0;
-	idx = *key / delay_list_chunks;
-	chunk = *key % delay_list_chunks;
-	if ((idx & 1) == (delay_gen & 1))
-		return 0; /* the current generation's */
-	l = bpf_map_lookup_elem(&delay_lists, &idx);
-	if (!l)
-		return 0;
-	n = l->n;
-	base = chunk * DELAY_CHUNK;
-	for (i = 0; i < DELAY_CHUNK && base + i < n; i++) {
-		rec.k = c->k[i]; /* copied: a map element's buffer is no helper's key */
-		v = bpf_map_lookup_elem(&delays, &rec.k);
-		if (!v)
-			continue; /* deleted: its waiter exited */
-		rec.v = *v;
-		bpf_seq_write(seq, &rec, sizeof(rec));
-	}
-	if (chunk == delay_list_chunks - 1)
-		l->n = 0;
-	return 0;
 }
 
 #endif /* __PMBPF_DELAY_BPF_H */

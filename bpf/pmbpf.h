@@ -173,7 +173,21 @@ struct pmbpf_delay_key {
 struct pmbpf_delay_val {
 	__u64 ns; /* waiting time while by ran */
 	__u64 waits; /* waits in which by ran */
-	__u64 gen; /* delay_gen when last added to: a read takes the pairs that grew since the last */
+};
+
+/* A delay slot's state: 0 while unused or being made, then LIVE, FREED once out of the index. */
+#define PMBPF_DELAY_LIVE  1
+#define PMBPF_DELAY_FREED 2
+
+/*
+ * --delays: a pair's slot of the delays map (delay_slots: an array that
+ * userspace maps and walks; delay_index maps a key to its slot).
+ */
+struct pmbpf_delay_slot {
+	struct pmbpf_delay_key k;
+	struct pmbpf_delay_val v;
+	__u32 gen; /* delay_gen (its low 32 bits) when last added to: a read takes the pairs that grew */
+	__u32 state; /* PMBPF_DELAY_* */
 };
 
 #endif /* __PMBPF_H */

@@ -25,6 +25,53 @@ static struct proc_row *row(__u32 pid, __u64 cg, const char *comm, const char *p
 	return r;
 }
 
+/*
+ * The kernel's slots, as delay.bpf.h hands them out: a pair keeps its slot
+ * until its deletion gives the slot back (finish()), and a new pair takes
+ * the slot given back last, else the next never used.
+ */
+static struct pmbpf_delay_key slot_key[64];
+static bool slot_used[64];
+static __u32 slot_free[64], nr_free, next_slot;
+
+static __u32 slot_of(const struct pmbpf_delay_key *k)
+{
+	__u32 i;
+
+	for (i = 0; i < next_slot; i++)
+		if (slot_used[i] && !memcmp(&slot_key[i], k, sizeof(*k)))
+			return i;
+	i = nr_free ? slot_free[--nr_free] : next_slot++;
+	slot_key[i] = *k;
+	slot_used[i] = true;
+	return i;
+}
+
+static void slots_reset(void)
+{
+	memset(slot_used, 0, sizeof(slot_used));
+	nr_free = next_slot = 0;
+}
+
+static void slots_delete(const struct delay_dead *dead, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		CHECK(dead[i].slot < next_slot && slot_used[dead[i].slot] &&
+		      !memcmp(&slot_key[dead[i].slot], &dead[i].k, sizeof(dead[i].k)));
+		slot_used[dead[i].slot] = false;
+		slot_free[nr_free++] = dead[i].slot;
+	}
+}
+
+/* A new accounting, and the kernel's slots all free. */
+static struct delay_acct *acct_new(void)
+{
+	slots_reset();
+	return delay_acct__new();
+}
+
 static void entry(struct delay_acct *a, __u32 tgid, __u64 cg, __u32 by, __u64 bycg, __u64 ns,
 		  __u64 waits)
 {
@@ -33,7 +80,7 @@ static void entry(struct delay_acct *a, __u32 tgid, __u64 cg, __u32 by, __u64 by
 	};
 	struct pmbpf_delay_val v = { .ns = ns, .waits = waits };
 
-	CHECK_EQ_INT(delay_acct__entry(a, &k, &v), 0);
+	CHECK_EQ_INT(delay_acct__entry(a, slot_of(&k), &k, &v), 0);
 }
 
 static const char *path_of(void *ctx, __u64 id)
@@ -60,18 +107,19 @@ static const struct delay_pair *pair(__u32 pid, __u32 by)
 
 static void finish(struct delay_acct *a, size_t want_dead)
 {
-	const struct pmbpf_delay_key *dead;
+	const struct delay_dead *dead;
 	size_t nr_dead;
 
 	CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead), 0);
 	CHECK_EQ_U64(nr_dead, want_dead);
+	slots_delete(dead, nr_dead);
 }
 
 static void test_deltas_and_exits(void)
 {
-	struct delay_acct *a = delay_acct__new();
+	struct delay_acct *a = acct_new();
 	const struct delay_pair *p;
-	const struct pmbpf_delay_key *dead;
+	const struct delay_dead *dead;
 	size_t nr_dead;
 
 	/* read 1: 10 waited 1000 ns while 20 ran, 300 ns while the idle task ran */
@@ -116,7 +164,9 @@ static void test_deltas_and_exits(void)
 	entry(a, 11, 1, 20, 2, 5, 1);
 	CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead), 0);
 	CHECK_EQ_U64(nr_dead, 3);
-	CHECK(nr_dead == 3 && dead[0].tgid == 10 && dead[1].tgid == 10 && dead[2].tgid == 10);
+	CHECK(nr_dead == 3 && dead[0].k.tgid == 10 && dead[1].k.tgid == 10 &&
+	      dead[2].k.tgid == 10);
+	slots_delete(dead, nr_dead);
 	p = pair(10, 20);
 	CHECK(p && p->ns == 100 && p->waits == 1);
 	CHECK(pair(11, 20) && pair(11, 20)->ns == 5);
@@ -143,7 +193,7 @@ static void test_deltas_and_exits(void)
 static void test_sums(void)
 {
 	struct delay_sum d[DELAY_TOP];
-	struct delay_acct *a = delay_acct__new();
+	struct delay_acct *a = acct_new();
 	struct top_item it = {};
 	struct cgroup_row *c;
 	char buf[512];
@@ -237,7 +287,7 @@ static void test_sums(void)
  */
 static void test_no_pairs(void)
 {
-	struct delay_acct *a = delay_acct__new();
+	struct delay_acct *a = acct_new();
 
 	if (!CHECK(a))
 		return;
@@ -252,15 +302,15 @@ static void test_no_pairs(void)
 }
 
 /*
- * Reads of the pairs that grew only (the read_delays iterator): a pair a
+ * Reads of the slots that grew only (delay_read.c's walk): a pair a
  * read does not give keeps its base, its next growth is its delta; a pair
  * given twice counts once, as the later one; an exited waiter's pairs are handed back even
  * those this read did not give.
  */
 static void test_changed_pairs_only(void)
 {
-	struct delay_acct *a = delay_acct__new();
-	const struct pmbpf_delay_key *dead;
+	struct delay_acct *a = acct_new();
+	const struct delay_dead *dead;
 	const struct delay_pair *p;
 	size_t nr_dead;
 
@@ -282,7 +332,7 @@ static void test_changed_pairs_only(void)
 	finish(a, 0);
 	CHECK_EQ_U64(snap.nr_delays, 0);
 
-	/* read 3: one pair grew (given twice, as an iterator may: the later is newer), a new one */
+	/* read 3: one pair grew (given twice, as after a read that failed half-way: the later is newer), a new one */
 	snapshot__reset(&snap);
 	row(10, 1, "victim", "/v", false);
 	entry(a, 10, 1, 0, 9, 340, 2);
@@ -304,8 +354,9 @@ static void test_changed_pairs_only(void)
 	p = pair(10, 20);
 	CHECK(p && p->ns == 100 && p->waits == 1);
 	CHECK_EQ_U64(nr_dead, 2);
-	CHECK(nr_dead == 2 && dead[0].tgid == 10 && dead[1].tgid == 10 &&
-	      dead[0].by_tgid != dead[1].by_tgid);
+	CHECK(nr_dead == 2 && dead[0].k.tgid == 10 && dead[1].k.tgid == 10 &&
+	      dead[0].k.by_tgid != dead[1].k.by_tgid);
+	slots_delete(dead, nr_dead);
 
 	/* read 5: 10's pairs were forgotten, 12's kept: its growth is its delta */
 	snapshot__reset(&snap);
@@ -321,7 +372,7 @@ static void test_changed_pairs_only(void)
 /* A waiter delayed by more runners than sums() holds on its stack (32): all summed, ranked. */
 static void test_many_runners(void)
 {
-	struct delay_acct *a = delay_acct__new();
+	struct delay_acct *a = acct_new();
 	struct delay_sum d[DELAY_TOP];
 	__u64 total = 0;
 	size_t n, i;
@@ -349,7 +400,7 @@ static void test_many_runners(void)
  */
 static void test_ranking_ties(void)
 {
-	struct delay_acct *a = delay_acct__new();
+	struct delay_acct *a = acct_new();
 	struct delay_sum d[DELAY_TOP];
 	__u64 total = 0;
 	size_t n, i;

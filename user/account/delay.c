@@ -10,22 +10,32 @@
 #include "delay.h"
 #include "util.h"
 
-struct pair_state {
+/* What is known of a slot of the kernel's delays map: its pair, as of the last read that gave it. */
+struct slot_state {
+	struct pmbpf_delay_key k;
+	__u64 ns, waits;
+	size_t last; /* 1 + the index in cur of this read's last entry of the slot; 0: none */
+	bool live; /* holds a pair (else forgotten: its waiter exited, or never seen) */
+};
+
+/* One entry of this read. */
+struct cur_entry {
 	struct pmbpf_delay_key k;
 	struct pmbpf_delay_val v;
+	__u32 slot;
 };
 
 /*
- * A read gives the pairs that grew since the last (the iterator of
- * read_delays), or every pair (a batch lookup): either way cur, and the
- * pairs it does not hold keep their state of an earlier read in prev.
+ * A read gives the slots that grew since the last, or every live one:
+ * cur, in the order given; the state of every slot, by its number, holds
+ * the figures of the last read that gave it, the base of its next delta.
  */
 struct delay_acct {
-	struct pair_state *cur, *prev; /* this read's entries; every pair known, sorted */
-	size_t nr_cur, cap_cur, nr_prev, cap_prev;
-	struct pair_state *next; /* the next prev, built by delay_acct__finish() */
-	size_t cap_next;
-	struct pmbpf_delay_key *dead;
+	struct cur_entry *cur;
+	size_t nr_cur, cap_cur;
+	struct slot_state *st;
+	size_t nr_st;
+	struct delay_dead *dead;
 	size_t nr_dead, cap_dead;
 };
 
@@ -39,23 +49,23 @@ void delay_acct__free(struct delay_acct *a)
 	if (!a)
 		return;
 	free(a->cur);
-	free(a->prev);
-	free(a->next);
+	free(a->st);
 	free(a->dead);
 	free(a);
 }
 
-int delay_acct__entry(struct delay_acct *a, const struct pmbpf_delay_key *k,
+int delay_acct__entry(struct delay_acct *a, __u32 slot, const struct pmbpf_delay_key *k,
 		      const struct pmbpf_delay_val *v)
 {
-	struct pair_state *p = array__room(a->cur, a->nr_cur, &a->cap_cur, sizeof(*p));
+	struct cur_entry *c = array__room(a->cur, a->nr_cur, &a->cap_cur, sizeof(*c));
 
-	if (!p)
+	if (!c)
 		return -ENOMEM;
-	a->cur = p;
-	a->cur[a->nr_cur].k = *k;
-	a->cur[a->nr_cur].v = *v;
-	a->nr_cur++;
+	a->cur = c;
+	c = &a->cur[a->nr_cur++];
+	c->k = *k;
+	c->v = *v;
+	c->slot = slot;
 	return 0;
 }
 
@@ -70,11 +80,6 @@ static int key_cmp(const struct pmbpf_delay_key *a, const struct pmbpf_delay_key
 		       cmp_u64(a->cgroup_id, b->cgroup_id) ?:
 		       cmp_u64(a->by_tgid, b->by_tgid)	   ?:
 		       cmp_u64(a->by_cgroup_id, b->by_cgroup_id);
-}
-
-static int cmp_state(const void *a, const void *b)
-{
-	return key_cmp(&((const struct pair_state *)a)->k, &((const struct pair_state *)b)->k);
 }
 
 static struct delay_pair *add_pair(struct snapshot *snap)
@@ -294,42 +299,7 @@ static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32
 	*hi = a;
 }
 
-/*
- * The sorts of each refresh by radix__order() (as qsort's, stably; no
- * comparison calls): a->cur by key_cmp()'s order, in place; idx = snap's
- * rows by cmp_row_ptr()'s. -ENOMEM: nothing done (qsort then).
- */
-static int sort_states(struct delay_acct *a)
-{
-	size_t i, n = a->nr_cur, *order = malloc(n * sizeof(*order));
-	__u64 *keys = malloc(n * 4 * sizeof(*keys));
-	struct pair_state *sorted = malloc(a->cap_cur * sizeof(*sorted));
-	int err = -ENOMEM;
-
-	if (order && keys && sorted) {
-		for (i = 0; i < n; i++) {
-			const struct pmbpf_delay_key *k = &a->cur[i].k;
-
-			keys[4 * i] = k->tgid;
-			keys[4 * i + 1] = k->cgroup_id;
-			keys[4 * i + 2] = k->by_tgid;
-			keys[4 * i + 3] = k->by_cgroup_id;
-		}
-		err = radix__order(keys, 4, n, order);
-	}
-	if (!err) {
-		for (i = 0; i < n; i++)
-			sorted[i] = a->cur[order[i]];
-		free(a->cur);
-		a->cur = sorted;
-		sorted = NULL;
-	}
-	free(sorted);
-	free(keys);
-	free(order);
-	return err;
-}
-
+/* idx = snap's rows by cmp_row_ptr()'s order, by radix__order(). -ENOMEM: nothing done (qsort then). */
 static int sort_rows(const struct snapshot *snap, struct proc_row **idx)
 {
 	size_t i, n = snap->nr_rows, *order = malloc(n * sizeof(*order));
@@ -357,31 +327,66 @@ struct gone {
 	__u64 cgroup_id;
 };
 
-static int dead_add(struct delay_acct *a, const struct pmbpf_delay_key *k)
+static int dead_add(struct delay_acct *a, const struct pmbpf_delay_key *k, __u32 slot)
 {
-	struct pmbpf_delay_key *d = array__room(a->dead, a->nr_dead, &a->cap_dead, sizeof(*d));
+	struct delay_dead *d = array__room(a->dead, a->nr_dead, &a->cap_dead, sizeof(*d));
 
 	if (!d)
 		return -ENOMEM;
 	a->dead = d;
-	a->dead[a->nr_dead++] = *k;
+	d = &a->dead[a->nr_dead++];
+	d->k = *k;
+	d->slot = slot;
 	return 0;
 }
 
-/*
- * Into the next base (a->next, in key order), unless its waiter is gone
- * (*g: the gone waiters, in (pid, cgroup) order, the key order's prefix):
- * then handed back for deletion.
- */
-static int keep(struct delay_acct *a, const struct pair_state *p, const struct gone *gone,
-		size_t nr_gone, size_t *g, size_t *w)
+static int cmp_gone(const void *x, const void *y)
 {
-	while (*g < nr_gone && (cmp_u64(gone[*g].pid, p->k.tgid) ?:
-					cmp_u64(gone[*g].cgroup_id, p->k.cgroup_id)) < 0)
-		(*g)++;
-	if (*g < nr_gone && gone[*g].pid == p->k.tgid && gone[*g].cgroup_id == p->k.cgroup_id)
-		return dead_add(a, &p->k);
-	a->next[(*w)++] = *p;
+	const struct gone *a = x, *b = y;
+
+	return cmp_u64(a->pid, b->pid) ?: cmp_u64(a->cgroup_id, b->cgroup_id);
+}
+
+/* The slots whose waiter is gone (gone: in (pid, cgroup) order, gone_waiters()'s) handed back for deletion, forgotten. */
+static int hand_back(struct delay_acct *a, const struct gone *gone, size_t nr_gone)
+{
+	struct gone w;
+	size_t i;
+	int err;
+
+	for (i = 0; i < a->nr_st && nr_gone; i++) {
+		struct slot_state *st = &a->st[i];
+
+		if (!st->live)
+			continue;
+		w.pid = st->k.tgid;
+		w.cgroup_id = st->k.cgroup_id;
+		if (!bsearch(&w, gone, nr_gone, sizeof(*gone), cmp_gone))
+			continue;
+		err = dead_add(a, &st->k, i);
+		if (err)
+			return err;
+		st->live = false;
+	}
+	return 0;
+}
+
+/* Room for the state of slots up to n - 1, the new ones unknown. */
+static int st_room(struct delay_acct *a, size_t n)
+{
+	struct slot_state *t;
+	size_t cap = a->nr_st ? a->nr_st : 1024;
+
+	if (n <= a->nr_st)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	t = realloc(a->st, cap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(t + a->nr_st, 0, (cap - a->nr_st) * sizeof(*t));
+	a->st = t;
+	a->nr_st = cap;
 	return 0;
 }
 
@@ -417,19 +422,17 @@ static struct gone *gone_waiters(struct proc_row **idx, size_t nr_rows, size_t *
 int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
-		       const struct pmbpf_delay_key **dead, size_t *nr_dead)
+		       const struct delay_dead **dead, size_t *nr_dead)
 {
 	struct proc_row **idx = NULL;
-	struct pair_state *tmp;
 	struct gone *gone = NULL;
-	size_t i, j = 0, w = 0, g = 0, cap, nr_gone = 0;
+	size_t i, nr_gone = 0, top = 0;
 	int err = 0;
 
 	snap->delays_on = true;
 	a->nr_dead = 0;
-	/* qsort takes no NULL array, even an empty one (C11 7.22.5) */
-	if (a->nr_cur > 1 && sort_states(a))
-		qsort(a->cur, a->nr_cur, sizeof(*a->cur), cmp_state);
+	*dead = a->dead;
+	*nr_dead = 0;
 	if (snap->nr_rows) {
 		idx = malloc(snap->nr_rows * sizeof(*idx));
 		if (!idx)
@@ -445,44 +448,32 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 			return -ENOMEM;
 		}
 	}
-	if (a->nr_prev + a->nr_cur > a->cap_next) {
-		cap = a->nr_prev + a->nr_cur;
-		tmp = realloc(a->next, cap * sizeof(*tmp));
-		if (!tmp) {
-			free(gone);
-			free(idx);
-			return -ENOMEM;
-		}
-		a->next = tmp;
-		a->cap_next = cap;
-	}
-	/* the pairs of this read against the base, merged into the next base */
+	for (i = 0; i < a->nr_cur; i++)
+		if (a->cur[i].slot >= top)
+			top = a->cur[i].slot + 1;
+	err = st_room(a, top);
+	/*
+	 * A slot given twice (a read that failed half-way, then this one): the
+	 * later entry, in read order, holds what it had added since.
+	 */
+	for (i = 0; i < a->nr_cur && !err; i++)
+		a->st[a->cur[i].slot].last = i + 1;
+	/* the entries of this read against their slot's base, which they become */
 	for (i = 0; i < a->nr_cur && !err; i++) {
-		struct pair_state *c = &a->cur[i];
+		const struct cur_entry *c = &a->cur[i];
+		struct slot_state *st = &a->st[c->slot];
 		__u64 ns = c->v.ns, waits = c->v.waits;
 		const struct proc_row *victim;
 		struct delay_pair *p;
 
-		/*
-		 * An iterator may give a pair twice (an insertion into its bucket
-		 * between two read() calls): the later one, in read order (the
-		 * sort is stable), holds what it had added since.
-		 */
-		if (i + 1 < a->nr_cur && !key_cmp(&a->cur[i + 1].k, &c->k))
+		if (st->last != i + 1)
 			continue;
-		while (!err && j < a->nr_prev && key_cmp(&a->prev[j].k, &c->k) < 0)
-			err = keep(a, &a->prev[j++], gone, nr_gone, &g, &w);
-		if (err)
-			break;
-		/* a pair only grows; smaller means the kernel entry was new (deleted and re-made) */
-		if (j < a->nr_prev && !key_cmp(&a->prev[j].k, &c->k)) {
-			if (a->prev[j].v.ns <= ns && a->prev[j].v.waits <= waits) {
-				ns -= a->prev[j].v.ns;
-				waits -= a->prev[j].v.waits;
-			}
-			j++;
+		st->last = 0;
+		/* a pair only grows; smaller means the kernel's slot was made again */
+		if (st->live && !key_cmp(&st->k, &c->k) && st->ns <= ns && st->waits <= waits) {
+			ns -= st->ns;
+			waits -= st->waits;
 		}
-		victim = idx ? find_row(idx, snap->nr_rows, c->k.tgid, c->k.cgroup_id) : NULL;
 		if (ns || waits) {
 			p = add_pair(snap);
 			if (!p) {
@@ -495,6 +486,7 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 			p->by_cgroup_id = c->k.by_cgroup_id;
 			p->ns = ns;
 			p->waits = waits;
+			victim = idx ? find_row(idx, snap->nr_rows, c->k.tgid, c->k.cgroup_id) : NULL;
 			name_party(snap, victim, p->pid, p->cgroup_id, p->comm, &p->cgroup,
 				   cgroup_path, comm_of, ctx);
 			name_party(snap,
@@ -503,11 +495,14 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 				   p->by_pid, p->by_cgroup_id, p->by_comm, &p->by_cgroup,
 				   cgroup_path, comm_of, ctx);
 		}
-		/* the waiter exited: this was its last delta (keep() hands it back) */
-		err = keep(a, c, gone, nr_gone, &g, &w);
+		st->k = c->k;
+		st->ns = c->v.ns;
+		st->waits = c->v.waits;
+		st->live = true;
 	}
-	while (!err && j < a->nr_prev)
-		err = keep(a, &a->prev[j++], gone, nr_gone, &g, &w);
+	/* the waiter exited: this was its pairs' last delta */
+	if (!err && nr_gone)
+		err = hand_back(a, gone, nr_gone);
 	/* without the index (out of memory) the lookups scan every pair */
 	if (!err && build_index(snap)) {
 		free(snap->delay_index[0]);
@@ -517,24 +512,12 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 	}
 	free(gone);
 	free(idx);
+	for (i = 0; i < a->nr_cur; i++)
+		if (a->cur[i].slot < a->nr_st)
+			a->st[a->cur[i].slot].last = 0;
 	a->nr_cur = 0;
-	if (err) {
-		/* the base stays: the next read diffs against it (its pairs may repeat deltas) */
-		a->nr_dead = 0;
-		*dead = a->dead;
-		*nr_dead = 0;
-		return err;
-	}
-	/* the merged pairs become the base of the next read */
-	tmp = a->prev;
-	cap = a->cap_prev;
-	a->prev = a->next;
-	a->cap_prev = a->cap_next;
-	a->nr_prev = w;
-	a->next = tmp;
-	a->cap_next = cap;
 	*dead = a->dead;
-	*nr_dead = a->nr_dead;
+	*nr_dead = err ? 0 : a->nr_dead;
 	return err;
 }
 

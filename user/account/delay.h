@@ -3,7 +3,7 @@
  * --delays: who delayed whom. The kernel's delays map holds, per pair
  * (process in a cgroup that waited in a run queue, process in a cgroup that
  * ran on that CPU meanwhile), the cumulative waiting time and the number of
- * waits (bpf/delay.h). Here the pairs become interval deltas in the
+ * waits (bpf/delay.bpf.h). Here the pairs become interval deltas in the
  * snapshot, pairs of processes that exited are dropped from the map after
  * their last delta, and the pairs of a process or a cgroup are summed and
  * ranked for the outputs.
@@ -72,24 +72,31 @@ __u64 delay__proc_by(const struct snapshot *snap, __u32 pid, __u64 cgid, const c
 /* "name" of a party for text: comm (pid), cgroup path, "[idle]". */
 const char *delay__name(const struct delay_sum *d, char *buf, size_t len);
 
-/* The state kept between reads: the cumulative figures of every pair seen. */
+/* The state kept between reads: the cumulative figures of every slot seen. */
 struct delay_acct;
+
+/* A pair to delete from the kernel map (its waiter exited), and its slot. */
+struct delay_dead {
+	struct pmbpf_delay_key k;
+	__u32 slot;
+};
 
 struct delay_acct *delay_acct__new(void);
 void delay_acct__free(struct delay_acct *a);
-/* One entry of the kernel map, cumulative. Returns 0 or -ENOMEM. */
-int delay_acct__entry(struct delay_acct *a, const struct pmbpf_delay_key *k,
+/* Slot slot of the kernel map holds pair k, cumulative figures v. Returns 0 or -ENOMEM. */
+int delay_acct__entry(struct delay_acct *a, __u32 slot, const struct pmbpf_delay_key *k,
 		      const struct pmbpf_delay_val *v);
 /*
- * All entries of this read are in: the pairs that grew go to snap (their
- * deltas, names from snap's rows where they ran, else from lookup), and
- * the pairs whose waiter exited in this snapshot are returned in *dead (nr
- * in *nr_dead; valid until the next call) for the caller to delete from the
- * kernel map; their state is forgotten. Returns 0 or -ENOMEM.
+ * All entries of this read are in (the slots that grew since the last
+ * read, or all): their deltas go to snap (names from snap's rows where they
+ * ran, else from lookup), and the pairs whose waiter exited in this
+ * snapshot are returned in *dead (nr in *nr_dead; valid until the next
+ * call) for the caller to delete from the kernel map; their state is
+ * forgotten. Returns 0 or -ENOMEM.
  */
 int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const char *(*cgroup_path)(void *ctx, __u64 id),
 		       void (*comm_of)(void *ctx, __u32 pid, char *buf, size_t len), void *ctx,
-		       const struct pmbpf_delay_key **dead, size_t *nr_dead);
+		       const struct delay_dead **dead, size_t *nr_dead);
 
 #endif

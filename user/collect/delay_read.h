@@ -1,31 +1,35 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * --delays: the read of the kernel's delays map at each collection (the
- * pairs that grew, through the BPF iterators where the shared counts map is
- * used; elsewhere every pair, by batch), handed to the accounting
- * (account/delay.c).
+ * --delays: the read of the kernel's delays map at each collection: its
+ * slots (delay_slots), mapped into this process's memory, walked for the
+ * pairs that grew since the last read (their generation), with no system
+ * call; handed to the accounting (account/delay.c).
  */
 #ifndef __PMBPF_DELAY_READ_H
 #define __PMBPF_DELAY_READ_H
 
 #include <stdbool.h>
-#include "bpfload.h"
+#include <linux/types.h>
 #include "delay.h"
 
 struct pmbpf_bpf;
 
 struct delay_reader {
 	struct delay_acct *acct;
-	struct map_reader rd; /* every pair by batch: no iterators (raw_tp, --thread-fold off) */
-	struct iter_reader all; /* read_delays: the pairs added to since delay_read_min */
-	struct iter_reader changed; /* read_changed: the pairs on the read generation's list */
+	struct pmbpf_delay_slot *slots; /* delay_slots, mapped; NULL until init */
+	size_t len; /* of the mapping */
+	__u32 max; /* slots */
+	int index_fd, free_fd;
+	__u32 *freed; /* slots out of the index, given back after the next flush */
+	size_t nr_freed, cap_freed;
+	__u32 min; /* this read takes the slots whose gen is at least min */
 	bool read; /* a read was made: the next takes changes only */
 	bool begun; /* delay_reader__begin() without a read after it */
 };
 
-/* Before the load: the maps' sizes (on: the pairs, else one; nr_cpus possible) and their knobs. */
+/* Before the load: the maps' sizes (on: the pairs, else one; none grows with nr_cpus) and their knobs. */
 void delay_reader__size(struct pmbpf_bpf *skel, bool on, int nr_cpus);
-/* After the load: the state, and the iterators when their programs were loaded. */
+/* After the load: the state, the slots mapped and all of them free. */
 int delay_reader__init(struct delay_reader *r, struct pmbpf_bpf *skel);
 /* Before each read's flush: a new read generation. */
 void delay_reader__begin(struct delay_reader *r, struct pmbpf_bpf *skel);

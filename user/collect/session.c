@@ -157,9 +157,6 @@ static int choose_programs(struct bpfload *bl, struct session *s, struct pmbpf_b
 	bpf_program__set_autoload(skel->progs.fold, fold && !drain);
 	bpf_program__set_autoload(skel->progs.flush, !fold);
 	bpf_program__set_autoload(skel->progs.flush_shared, fold);
-	/* on the kernels of the shared map (bpf_map_elem iterators: 5.9) */
-	bpf_program__set_autoload(skel->progs.read_delays, fold && s->delays_on);
-	bpf_program__set_autoload(skel->progs.read_changed, fold && s->delays_on);
 	bpf_map__set_max_entries(skel->maps.ran_lists, drain ? 2 * s->ctr.nr_cpus : 1);
 	skel->rodata->ran_drain = drain;
 	skel->rodata->direct_credit = drain;
@@ -321,10 +318,6 @@ static int attach(struct session *s)
 	memcpy(s->progs, s->bl.attached, s->bl.nr_links * sizeof(s->progs[0]));
 	s->nr_progs = s->bl.nr_links;
 	s->progs[s->nr_progs++] = flush_prog(s);
-	if (s->delays.all.link) {
-		s->progs[s->nr_progs++] = s->skel->progs.read_delays;
-		s->progs[s->nr_progs++] = s->skel->progs.read_changed;
-	}
 	if (!s->shared) {
 		if (s->fold_mode == THREAD_FOLD_ON)
 			pr_err("--thread-fold=on: switches credit the per-CPU process entries here (the shared map and its fold need tp_btf on 5.19 or later, before 6.2 the initial pid namespace, and at most %d counting events)\n",
