@@ -10,6 +10,13 @@
 #include "delay.h"
 #include "util.h"
 
+/* The rows' hash: (pid, cgroup) to the row (index + 1; 0: empty). */
+struct row_slot {
+	__u64 cgroup_id;
+	__u32 pid;
+	__u32 row1;
+};
+
 /* What is known of a slot of the kernel's delays map: its pair, as of the last read that gave it. */
 struct slot_state {
 	struct pmbpf_delay_key k;
@@ -37,6 +44,8 @@ struct delay_acct {
 	size_t nr_st;
 	struct delay_dead *dead;
 	size_t nr_dead, cap_dead;
+	struct row_slot *rows; /* the rows' hash (rows_index()) */
+	size_t rows_mask;
 };
 
 struct delay_acct *delay_acct__new(void)
@@ -51,6 +60,7 @@ void delay_acct__free(struct delay_acct *a)
 	free(a->cur);
 	free(a->st);
 	free(a->dead);
+	free(a->rows);
 	free(a);
 }
 
@@ -321,6 +331,63 @@ static int sort_rows(const struct snapshot *snap, struct proc_row **idx)
 	return err;
 }
 
+/*
+ * The rows of this snapshot by (pid, cgroup), for the pairs' names and the
+ * waiters that exited: a hash, or, when two rows share a key (a pid reused
+ * in its cgroup within the interval), the rows sorted and searched as
+ * before the hash (find_row() then names one of them, the same each time).
+ */
+struct rows {
+	const struct snapshot *snap;
+	const struct row_slot *t; /* NULL: idx */
+	size_t mask;
+	struct proc_row **idx; /* sorted (pid, cgroup) */
+};
+
+static const struct proc_row *rows_find(const struct rows *r, __u32 pid, __u64 cgid)
+{
+	size_t h;
+
+	if (!r->t)
+		return r->idx ? find_row(r->idx, r->snap->nr_rows, pid, cgid) : NULL;
+	for (h = key_hash(cgid, pid, r->mask); r->t[h].row1; h = (h + 1) & r->mask)
+		if (r->t[h].pid == pid && r->t[h].cgroup_id == cgid)
+			return &r->snap->rows[r->t[h].row1 - 1];
+	return NULL;
+}
+
+/* The hash of snap's rows into a->rows; -EEXIST: two rows share a key; -ENOMEM. */
+static int rows_hash(struct delay_acct *a, const struct snapshot *snap)
+{
+	size_t size = 64, i, h;
+	struct row_slot *t;
+
+	while (size < 2 * snap->nr_rows)
+		size *= 2;
+	if (size - 1 != a->rows_mask || !a->rows) {
+		free(a->rows);
+		a->rows = calloc(size, sizeof(*t));
+		if (!a->rows)
+			return -ENOMEM;
+		a->rows_mask = size - 1;
+	} else {
+		memset(a->rows, 0, size * sizeof(*t));
+	}
+	t = a->rows;
+	for (i = 0; i < snap->nr_rows; i++) {
+		const struct proc_row *row = &snap->rows[i];
+
+		for (h = key_hash(row->cgroup_id, row->pid, size - 1); t[h].row1;
+		     h = (h + 1) & (size - 1))
+			if (t[h].pid == row->pid && t[h].cgroup_id == row->cgroup_id)
+				return -EEXIST;
+		t[h].cgroup_id = row->cgroup_id;
+		t[h].pid = row->pid;
+		t[h].row1 = i + 1;
+	}
+	return 0;
+}
+
 /* A waiter whose pairs go: its row (the one find_row() names) exited in this snapshot. */
 struct gone {
 	__u32 pid;
@@ -390,16 +457,17 @@ static int st_room(struct delay_acct *a, size_t n)
 	return 0;
 }
 
-/* The waiters whose pairs go: rows (in idx's order) that find_row() names and that exited. */
-static struct gone *gone_waiters(struct proc_row **idx, size_t nr_rows, size_t *nr)
+/* The waiters whose pairs go: rows that rows_find() names and that exited, in (pid, cgroup) order. */
+static struct gone *gone_waiters(const struct rows *rows, size_t *nr)
 {
+	const struct snapshot *snap = rows->snap;
 	struct gone *g = NULL;
 	size_t i, n = 0, cap = 0;
 
-	for (i = 0; i < nr_rows; i++) {
-		const struct proc_row *r = idx[i];
+	for (i = 0; i < snap->nr_rows; i++) {
+		const struct proc_row *r = rows->t ? &snap->rows[i] : rows->idx[i];
 
-		if (!r->exited || find_row(idx, nr_rows, r->pid, r->cgroup_id) != r)
+		if (!r->exited || (!rows->t && rows_find(rows, r->pid, r->cgroup_id) != r))
 			continue;
 		if (n == cap) {
 			struct gone *t = realloc(g, (cap ? cap * 2 : 16) * sizeof(*t));
@@ -415,6 +483,9 @@ static struct gone *gone_waiters(struct proc_row **idx, size_t nr_rows, size_t *
 		g[n].cgroup_id = r->cgroup_id;
 		n++;
 	}
+	/* the sorted rows give them in order already */
+	if (rows->t && n > 1)
+		qsort(g, n, sizeof(*g), cmp_gone);
 	*nr = n;
 	return g ? g : calloc(1, sizeof(*g));
 }
@@ -425,6 +496,7 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 		       const struct delay_dead **dead, size_t *nr_dead)
 {
 	struct proc_row **idx = NULL;
+	struct rows rows = { .snap = snap };
 	struct gone *gone = NULL;
 	size_t i, nr_gone = 0, top = 0;
 	int err = 0;
@@ -434,15 +506,21 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 	*dead = a->dead;
 	*nr_dead = 0;
 	if (snap->nr_rows) {
-		idx = malloc(snap->nr_rows * sizeof(*idx));
-		if (!idx)
-			return -ENOMEM;
-		if (sort_rows(snap, idx)) {
-			for (i = 0; i < snap->nr_rows; i++)
-				idx[i] = &snap->rows[i];
-			qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
+		if (!rows_hash(a, snap)) {
+			rows.t = a->rows;
+			rows.mask = a->rows_mask;
+		} else {
+			idx = malloc(snap->nr_rows * sizeof(*idx));
+			if (!idx)
+				return -ENOMEM;
+			if (sort_rows(snap, idx)) {
+				for (i = 0; i < snap->nr_rows; i++)
+					idx[i] = &snap->rows[i];
+				qsort(idx, snap->nr_rows, sizeof(*idx), cmp_row_ptr);
+			}
+			rows.idx = idx;
 		}
-		gone = gone_waiters(idx, snap->nr_rows, &nr_gone);
+		gone = gone_waiters(&rows, &nr_gone);
 		if (!gone) {
 			free(idx);
 			return -ENOMEM;
@@ -486,14 +564,12 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 			p->by_cgroup_id = c->k.by_cgroup_id;
 			p->ns = ns;
 			p->waits = waits;
-			victim = idx ? find_row(idx, snap->nr_rows, c->k.tgid, c->k.cgroup_id) : NULL;
+			victim = rows_find(&rows, c->k.tgid, c->k.cgroup_id);
 			name_party(snap, victim, p->pid, p->cgroup_id, p->comm, &p->cgroup,
 				   cgroup_path, comm_of, ctx);
-			name_party(snap,
-				   idx ? find_row(idx, snap->nr_rows, p->by_pid, p->by_cgroup_id) :
-					 NULL,
-				   p->by_pid, p->by_cgroup_id, p->by_comm, &p->by_cgroup,
-				   cgroup_path, comm_of, ctx);
+			name_party(snap, rows_find(&rows, p->by_pid, p->by_cgroup_id), p->by_pid,
+				   p->by_cgroup_id, p->by_comm, &p->by_cgroup, cgroup_path, comm_of,
+				   ctx);
 		}
 		st->k = c->k;
 		st->ns = c->v.ns;
