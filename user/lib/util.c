@@ -496,20 +496,27 @@ void *array__room(void *arr, size_t nr, size_t *cap, size_t size)
 
 int radix__order(const __u64 *keys, size_t nw, size_t n, size_t *order)
 {
-	size_t *tmp, *src = order, *dst, i, w, b, pos, count[256];
+	size_t *tmp, *src = order, *dst, i, w, b, pos, *count, *hist;
 
 	tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	if (!tmp)
+	/* every byte's counts in one sweep of the keys, in their order (a byte's counts do not depend on it) */
+	hist = calloc(nw * 8 * 256, sizeof(*hist));
+	if (!tmp || !hist) {
+		free(tmp);
+		free(hist);
 		return -ENOMEM;
+	}
 	dst = tmp;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		order[i] = i;
+		for (w = 0; w < nw; w++)
+			for (b = 0; b < 8; b++)
+				hist[(w * 8 + b) * 256 + ((keys[i * nw + w] >> (8 * b)) & 0xff)]++;
+	}
 	for (w = nw; w-- > 0;) {
-		for (b = 0; b < 64; b += 8) {
-			memset(count, 0, sizeof(count));
-			for (i = 0; i < n; i++)
-				count[(keys[src[i] * nw + w] >> b) & 0xff]++;
-			if (!n || count[(keys[src[0] * nw + w] >> b) & 0xff] == n)
+		for (b = 0; b < 8; b++) {
+			count = &hist[(w * 8 + b) * 256];
+			if (!n || count[(keys[w] >> (8 * b)) & 0xff] == n)
 				continue; /* every key has this byte: the order stands */
 			for (i = 0, pos = 0; i < 256; i++) {
 				size_t c = count[i];
@@ -518,13 +525,14 @@ int radix__order(const __u64 *keys, size_t nw, size_t n, size_t *order)
 				pos += c;
 			}
 			for (i = 0; i < n; i++)
-				dst[count[(keys[src[i] * nw + w] >> b) & 0xff]++] = src[i];
+				dst[count[(keys[src[i] * nw + w] >> (8 * b)) & 0xff]++] = src[i];
 			dst = src;
 			src = src == order ? tmp : order;
 		}
 	}
 	if (src != order)
 		memcpy(order, src, n * sizeof(*order));
+	free(hist);
 	free(tmp);
 	return 0;
 }
