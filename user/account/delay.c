@@ -497,7 +497,10 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 {
 	struct proc_row **idx = NULL;
 	struct rows rows = { .snap = snap };
+	const struct proc_row *by = NULL;
 	struct gone *gone = NULL;
+	__u64 by_cgid = 0;
+	__u32 by_pid = 0;
 	size_t i, nr_gone = 0, top = 0;
 	int err = 0;
 
@@ -567,9 +570,14 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 			victim = rows_find(&rows, c->k.tgid, c->k.cgroup_id);
 			name_party(snap, victim, p->pid, p->cgroup_id, p->comm, &p->cgroup,
 				   cgroup_path, comm_of, ctx);
-			name_party(snap, rows_find(&rows, p->by_pid, p->by_cgroup_id), p->by_pid,
-				   p->by_cgroup_id, p->by_comm, &p->by_cgroup, cgroup_path, comm_of,
-				   ctx);
+			/* most runners are a few (the idle task): the last one's row again */
+			if (!by || by_pid != p->by_pid || by_cgid != p->by_cgroup_id) {
+				by_pid = p->by_pid;
+				by_cgid = p->by_cgroup_id;
+				by = rows_find(&rows, by_pid, by_cgid);
+			}
+			name_party(snap, by, p->by_pid, p->by_cgroup_id, p->by_comm, &p->by_cgroup,
+				   cgroup_path, comm_of, ctx);
 		}
 		st->k = c->k;
 		st->ns = c->v.ns;
