@@ -446,9 +446,45 @@ static void test_ranking_ties(void)
 	delay_acct__free(a);
 }
 
+/*
+ * Two rows of one (pid, cgroup) (the pid reused in its cgroup within the
+ * interval): the rows are searched sorted, not hashed, and the row that
+ * names the waiter is the one whose exit hands its pairs back.
+ */
+static void test_rows_sharing_a_key(void)
+{
+	struct delay_acct *a = acct_new();
+	const struct delay_dead *dead;
+	const struct delay_pair *p;
+	size_t nr_dead;
+	int trial;
+
+	if (!CHECK(a))
+		return;
+	for (trial = 0; trial < 2; trial++) {
+		snapshot__reset(&snap);
+		row(10, 1, trial ? "new" : "old", "/v", !trial);
+		row(20, 2, "spin", "/a", false);
+		row(10, 1, trial ? "old" : "new", "/v", trial);
+		entry(a, 10, 1, 20, 2, 1000 * (trial + 1), trial + 1);
+		CHECK_EQ_INT(delay_acct__finish(a, &snap, path_of, comm_of, NULL, &dead, &nr_dead),
+			     0);
+		p = pair(10, 20);
+		CHECK(p && p->ns == 1000 && !strcmp(p->by_comm, "spin"));
+		CHECK(p && (!strcmp(p->comm, "old") || !strcmp(p->comm, "new")));
+		/* handed back exactly when the row that named it exited */
+		CHECK(p && nr_dead == (size_t)!strcmp(p->comm, "old"));
+		slots_delete(dead, nr_dead);
+		if (nr_dead)
+			break;
+	}
+	delay_acct__free(a);
+}
+
 int main(void)
 {
 	test_no_pairs();
+	test_rows_sharing_a_key();
 	test_changed_pairs_only();
 	test_deltas_and_exits();
 	test_sums();
