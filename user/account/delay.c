@@ -10,9 +10,8 @@
 #include "delay.h"
 #include "util.h"
 
-/* The rows' hash: (pid, cgroup) to the row (index + 1; 0: empty). */
+/* The rows' hash: (pid, cgroup) to the row (index + 1; 0: empty), the cgroup in the row. */
 struct row_slot {
-	__u64 cgroup_id;
 	__u32 pid;
 	__u32 row1;
 };
@@ -272,6 +271,22 @@ keys:
 	return 0;
 }
 
+/*
+ * The first lookup of a snapshot's pairs builds their index (a cache of
+ * the pairs, built by a lookup through a const snapshot): without it (out
+ * of memory) the lookups scan every pair.
+ */
+static void index_pairs(struct snapshot *snap)
+{
+	snap->delay_indexed = true;
+	if (!build_index(snap))
+		return;
+	free(snap->delay_index[0]);
+	free(snap->delay_index[1]);
+	snap->delay_index[0] = snap->delay_index[1] = NULL;
+	snap->cap_delay_index = 0;
+}
+
 /* [*lo, *hi) of the side's index: the pairs whose that side is (cgid, pid) (pid ~0: any). */
 static void index_range(const struct snapshot *snap, int side, __u64 cgid, __u32 pid, size_t *lo,
 			size_t *hi)
@@ -351,7 +366,7 @@ static const struct proc_row *rows_find(const struct rows *r, __u32 pid, __u64 c
 	if (!r->t)
 		return r->idx ? find_row(r->idx, r->snap->nr_rows, pid, cgid) : NULL;
 	for (h = key_hash(cgid, pid, r->mask); r->t[h].row1; h = (h + 1) & r->mask)
-		if (r->t[h].pid == pid && r->t[h].cgroup_id == cgid)
+		if (r->t[h].pid == pid && r->snap->rows[r->t[h].row1 - 1].cgroup_id == cgid)
 			return &r->snap->rows[r->t[h].row1 - 1];
 	return NULL;
 }
@@ -379,9 +394,9 @@ static int rows_hash(struct delay_acct *a, const struct snapshot *snap)
 
 		for (h = key_hash(row->cgroup_id, row->pid, size - 1); t[h].row1;
 		     h = (h + 1) & (size - 1))
-			if (t[h].pid == row->pid && t[h].cgroup_id == row->cgroup_id)
+			if (t[h].pid == row->pid &&
+			    snap->rows[t[h].row1 - 1].cgroup_id == row->cgroup_id)
 				return -EEXIST;
-		t[h].cgroup_id = row->cgroup_id;
 		t[h].pid = row->pid;
 		t[h].row1 = i + 1;
 	}
@@ -587,13 +602,8 @@ int delay_acct__finish(struct delay_acct *a, struct snapshot *snap,
 	/* the waiter exited: this was its pairs' last delta */
 	if (!err && nr_gone)
 		err = hand_back(a, gone, nr_gone);
-	/* without the index (out of memory) the lookups scan every pair */
-	if (!err && build_index(snap)) {
-		free(snap->delay_index[0]);
-		free(snap->delay_index[1]);
-		snap->delay_index[0] = snap->delay_index[1] = NULL;
-		snap->cap_delay_index = 0;
-	}
+	/* the index is built at the first lookup */
+	snap->delay_indexed = false;
 	free(gone);
 	free(idx);
 	for (i = 0; i < a->nr_cur; i++)
@@ -643,6 +653,8 @@ static void top_insert(struct delay_sum *out, size_t *n, size_t max, const struc
 static size_t sums(const struct snapshot *snap, __u32 pid, __u64 cgid, enum delay_side side,
 		   bool by_cgroup, struct delay_sum *out, size_t max, __u64 *total)
 {
+	if (!snap->delay_indexed)
+		index_pairs((struct snapshot *)snap);
 	struct delay_sum stack[SUMS_ON_STACK], *all = stack;
 	size_t n = 0, cap = SUMS_ON_STACK, i, k, lo = 0, hi = snap->nr_delays, top = 0;
 	__u64 sum = 0;

@@ -137,8 +137,10 @@ struct snapshot {
 	size_t cap_delays;
 	/*
 	 * delays' indices sorted by (cgroup, pid) of the waiter [0] and of the
-	 * runner [1], nr_delays each (delay.c); NULL: not built, scan them.
+	 * runner [1], nr_delays each (delay.c), built at the first lookup
+	 * (delay_indexed; serve makes none); NULL once built: scan them.
 	 */
+	bool delay_indexed;
 	size_t *delay_index[2];
 	/* the (cgroup, pid) of delay_index[side][i] at [2 * i], [2 * i + 1]: searched without a miss per pair */
 	__u64 *delay_keys[2];
