@@ -418,4 +418,12 @@ def test_exited_entries_make_room(recorder):
     assert not missing, (len(missing), missing[:5])
     wrong = [(pid, sum(x[3] for x in rows[pid]), want) for pid, want in kids.items()
              if sum(x[3] for x in rows[pid]) != want]
-    assert not wrong, (len(wrong), wrong[:5])
+    # A switch the kernel did not report (this VM's, while a thread of its
+    # init is current: test_oncpu's test_unmatched_spans_...) leaves the
+    # span before it to the task seen switching in last, the spawner here:
+    # at most one child short per such span (seen under a loaded host: 1-3
+    # of 25 runs, 12 of a child's 39 faults in its row, the rest in the
+    # spawner's, spans_unmatched 1). Otherwise every child exact.
+    unmatched = system_stats(recs)[-1]["spans_unmatched"]
+    assert len(wrong) <= unmatched, (len(wrong), wrong[:5], unmatched)
+    assert all(got < want for _, got, want in wrong), wrong
